@@ -1,0 +1,79 @@
+// torch2onnx: export options and errors. No LibTorch needed to include this.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace torch2onnx {
+
+// torch.onnx.TrainingMode
+enum class TrainingMode { Eval, Preserve, Training };
+
+// torch.onnx.OperatorExportTypes
+enum class OperatorExportType { Onnx, OnnxAten, OnnxAtenFallback, OnnxFallthrough };
+
+// One entry of dynamic_axes: an axis, and its name (empty: the automatic
+// "<value>_dynamic_axes_<k>" name).
+struct DynamicAxis {
+  int64_t axis = 0;
+  std::string name;
+};
+
+// The options of torch.onnx.export, with the same meaning.
+struct ExportOptions {
+  int opset_version = 17;
+  bool export_params = true;
+  bool verbose = false;
+  TrainingMode training = TrainingMode::Eval;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  OperatorExportType operator_export_type = OperatorExportType::Onnx;
+  bool do_constant_folding = true;
+  // input/output name -> axes (in the order given).
+  std::map<std::string, std::vector<DynamicAxis>> dynamic_axes;
+  bool keep_initializers_as_inputs = false;
+  std::map<std::string, int64_t> custom_opsets;
+  // torch.onnx's strip_doc_string=False: each node's doc_string carries its source line.
+  bool keep_doc_strings = false;
+  // Where the verbose graph goes (std::cout when null).
+  std::ostream* verbose_stream = nullptr;
+};
+
+// Every error torch2onnx reports. `kind` tells the CLI which exit code to use.
+class Error : public std::runtime_error {
+ public:
+  enum class Kind { Usage, Load, Args, Unsupported, Conversion, Check, Io, Internal };
+  Error(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// One operator that has no conversion at the target opset.
+struct UnsupportedOperator {
+  std::string op;                         // "aten::foo"
+  int64_t count = 0;                      // occurrences in the model
+  std::vector<std::string> locations;     // "module.path (file.py:12)" per occurrence (deduplicated)
+  std::optional<int> lowest_opset;        // lowest opset that converts it, if any
+};
+
+class UnsupportedOperatorError : public Error {
+ public:
+  UnsupportedOperatorError(const std::string& message, std::vector<UnsupportedOperator> ops)
+      : Error(Kind::Unsupported, message), ops_(std::move(ops)) {}
+  const std::vector<UnsupportedOperator>& operators() const { return ops_; }
+
+ private:
+  std::vector<UnsupportedOperator> ops_;
+};
+
+// The version of torch2onnx ("0.1.0").
+const char* version();
+
+}  // namespace torch2onnx

@@ -1,0 +1,43 @@
+// torch2onnx C++ API: export TorchScript modules to ONNX.
+//
+//   torch::jit::Module m = torch::jit::load("model.pt");
+//   torch2onnx::ExportOptions options;
+//   options.input_names = {"input"};
+//   torch2onnx::export_model(m, {torch::randn({1, 3, 224, 224})}, "model.onnx", options);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+#include <onnx/onnx_pb.h>
+#include <torch/csrc/jit/api/module.h>
+
+#include "torch2onnx/options.h"
+
+namespace torch2onnx {
+
+// Exports `module`'s forward() called with `args` to an ONNX file at `path`.
+// Throws torch2onnx::Error (UnsupportedOperatorError for unconvertible
+// operators); on failure no file is left at `path`.
+void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
+                  const ExportOptions& options = {});
+
+// The same model, returned as a ModelProto (weights included).
+onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                                       const ExportOptions& options = {});
+
+// The exported graph as readable text (what verbose=True prints).
+std::string export_to_pretty_string(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                                    const ExportOptions& options = {});
+
+// Every operator that cannot be converted at `opset`, all at once.
+std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& module,
+                                                   const std::vector<c10::IValue>& args, int opset = 17);
+
+// Loads a TorchScript archive, with clear errors (Error::Kind::Load).
+torch::jit::Module load_archive(const std::string& path);
+// Example args from a torch.save()d value (a tuple/list is one arg per element).
+std::vector<c10::IValue> load_example_args(const std::string& path);
+
+}  // namespace torch2onnx

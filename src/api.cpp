@@ -1,0 +1,87 @@
+// The public C++ API (include/torch2onnx/torch2onnx.h) on top of the pipeline.
+#include <sstream>
+
+#include "convert/converter.h"
+#include "frontend/load.h"
+#include "ir/printer.h"
+#include "pipeline.h"
+#include "serialize/to_proto.h"
+#include "serialize/writer.h"
+#include "torch2onnx/torch2onnx.h"
+
+namespace torch2onnx {
+namespace {
+
+// Exports restore the module's training flags afterwards, as torch.onnx does.
+class TrainingGuard {
+ public:
+  explicit TrainingGuard(const torch::jit::Module& m) : module_(m) { save(module_); }
+  ~TrainingGuard() {
+    for (auto& [obj, training] : saved_) torch::jit::Module(obj).train(training);
+  }
+
+ private:
+  void save(const torch::jit::Module& m) {
+    saved_.emplace_back(m._ivalue(), m.is_training());
+  }
+  torch::jit::Module module_;
+  std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, bool>> saved_;
+};
+
+serialize::WriteOptions write_options(const ExportOptions& o) {
+  serialize::WriteOptions w;
+  w.keep_initializers_as_inputs = o.keep_initializers_as_inputs;
+  w.keep_doc_strings = o.keep_doc_strings;
+  return w;
+}
+
+}  // namespace
+
+const char* version() { return TORCH2ONNX_VERSION; }
+
+void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
+                  const ExportOptions& options) {
+  TrainingGuard guard(module);
+  ir::Model model = export_ir(module, args, options);
+  serialize::write_model(model, path, write_options(options));
+}
+
+onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                                       const ExportOptions& options) {
+  TrainingGuard guard(module);
+  ir::Model model = export_ir(module, args, options);
+  serialize::ProtoOptions po;
+  po.keep_initializers_as_inputs = options.keep_initializers_as_inputs;
+  po.keep_doc_strings = options.keep_doc_strings;
+  onnx::ModelProto mp;
+  serialize::to_model_proto(model, mp, po);
+  return mp;
+}
+
+std::string export_to_pretty_string(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                                    const ExportOptions& options) {
+  TrainingGuard guard(module);
+  ExportOptions quiet = options;
+  quiet.verbose = false;
+  ir::Model model = export_ir(module, args, quiet);
+  std::ostringstream out;
+  ir::print_model(out, model);
+  return out.str();
+}
+
+std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& module,
+                                                   const std::vector<c10::IValue>& args, int opset) {
+  TrainingGuard guard(module);
+  ExportOptions options;
+  options.opset_version = opset;
+  torch_side::TorchGraph tg = trace_to_torch_graph(module, args, options);
+  return convert::find_unsupported(tg, builtin_registry(), opset);
+}
+
+torch::jit::Module load_archive(const std::string& path) { return frontend::load_archive(path); }
+
+std::vector<c10::IValue> load_example_args(const std::string& path) {
+  return frontend::args_from_value(frontend::load_saved_value(path));
+}
+
+}  // namespace torch2onnx

@@ -1,0 +1,528 @@
+#include "convert/converter.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "symbolic/helpers.h"
+#include "torch_passes/origin.h"
+
+namespace torch2onnx::convert {
+namespace {
+
+using torch::jit::Node;
+using torch_side::ExampleInfo;
+using torch_side::TorchGraph;
+using TValue = torch::jit::Value;
+
+bool is_structural(c10::Symbol k) {
+  return k == c10::prim::Constant || k == c10::prim::ListConstruct || k == c10::prim::TupleConstruct ||
+         k == c10::prim::ListUnpack || k == c10::prim::TupleUnpack || k == c10::prim::TupleIndex ||
+         k == c10::prim::unchecked_cast || k == c10::prim::DictConstruct;
+}
+
+// The symbolic for `kind` at `opset`; an in-place op ("relu_") falls back to
+// its out-of-place form, which functionalization made equivalent.
+const SymbolicFn* resolve(const Registry& registry, const std::string& kind, int opset) {
+  if (const SymbolicFn* fn = registry.find(kind, opset)) return fn;
+  if (kind.size() > 1 && kind.back() == '_' && kind[kind.size() - 2] != '_')
+    return registry.find(kind.substr(0, kind.size() - 1), opset);
+  return nullptr;
+}
+
+std::optional<int> first_opset(const Registry& registry, const std::string& kind) {
+  if (auto o = registry.first_opset(kind)) return o;
+  if (kind.size() > 1 && kind.back() == '_' && kind[kind.size() - 2] != '_')
+    return registry.first_opset(kind.substr(0, kind.size() - 1));
+  return std::nullopt;
+}
+
+void collect_unsupported(torch::jit::Block* b, const Registry& registry, int opset, torch_side::OriginTable& origins,
+                         std::map<std::string, UnsupportedOperator>& out) {
+  for (Node* n : b->nodes()) {
+    for (torch::jit::Block* sub : n->blocks()) collect_unsupported(sub, registry, opset, origins, out);
+    if (is_structural(n->kind())) continue;
+    const std::string kind = n->kind().toQualString();
+    if (resolve(registry, kind, opset)) continue;
+    auto& u = out[kind];
+    u.op = kind;
+    ++u.count;
+    std::string where = torch_side::describe_origin(*origins.of(n));
+    if (std::find(u.locations.begin(), u.locations.end(), where) == u.locations.end()) u.locations.push_back(where);
+    auto first = first_opset(registry, kind);
+    if (first && *first > opset) u.lowest_opset = *first;
+  }
+}
+
+ir::DType to_dtype(at::ScalarType st) {
+  return st == at::ScalarType::Undefined ? ir::DType::Undefined
+                                         : ir::dtype_from_scalar_type(static_cast<int64_t>(st));
+}
+
+// Borrows a tensor's memory for the IR (no copy unless it is not contiguous).
+ir::Tensor borrow(const at::Tensor& t_in) {
+  at::Tensor t = t_in.detach();
+  if (!t.is_contiguous()) t = t.contiguous();
+  if (t.device().type() != c10::DeviceType::CPU) t = t.cpu();
+  ir::DType dt = to_dtype(t.scalar_type());
+  if (dt == ir::DType::Undefined || t.is_quantized())
+    throw Error(Error::Kind::Conversion,
+                std::string("tensors of type ") + c10::toString(t.scalar_type()) + " cannot be exported to ONNX");
+  auto holder = std::make_shared<at::Tensor>(t);
+  return ir::Tensor::borrowed(dt, t.sizes().vec(), t.data_ptr(), t.nbytes(),
+                              std::shared_ptr<const void>(holder, holder.get()));
+}
+
+// What a PyTorch value became on the ONNX side.
+struct Slot {
+  enum class Kind { Empty, Constant, Value, List };
+  Kind kind = Kind::Empty;
+  c10::IValue constant;
+  ir::Value* value = nullptr;
+  std::vector<Slot> elements;
+  int64_t id = -1;
+};
+
+class Converter : public ArgMaterializer {
+ public:
+  Converter(TorchGraph& tg, const Registry& registry, const ExportOptions& options)
+      : tg_(tg), registry_(registry), options_(options), origins_(tg.root_class) {}
+
+  ir::Model run() {
+    ir::Model model;
+    model.opset = options_.opset_version;
+    model.ir_version = ir::ir_version_for_opset(model.opset);
+    model.custom_opsets = options_.custom_opsets;
+    graph_ = model.graph.get();
+    graph_->set_name("main_graph");
+    make_inputs();
+    for (Node* n : tg_.graph->nodes()) convert_node(n);
+    graph_->set_current_origin(nullptr);
+    make_outputs();
+    return model;
+  }
+
+  // ---- ArgMaterializer: one Constant per (PyTorch value, dtype, graph).
+  ir::Value* lookup(const Arg& a, ir::DType dtype, ir::Graph* g) override {
+    if (a.id < 0) return nullptr;
+    auto it = memo_.find({a.id, static_cast<int>(dtype), g});
+    return it == memo_.end() ? nullptr : it->second;
+  }
+  void remember(const Arg& a, ir::DType dtype, ir::Graph* g, ir::Value* v) override {
+    if (a.id >= 0) memo_[{a.id, static_cast<int>(dtype), g}] = v;
+  }
+
+ private:
+  ir::ValueType input_type(const at::Tensor& t) { return ir::ValueType::tensor(to_dtype(t.scalar_type()), t.sizes().vec()); }
+
+  std::string input_name(size_t flat_index, const std::string& fallback) {
+    if (flat_index < options_.input_names.size()) return options_.input_names[flat_index];
+    return fallback;
+  }
+
+  void make_inputs() {
+    size_t used_params = 0;
+    for (const auto& p : tg_.params) used_params += p.value->hasUses() ? 1 : 0;
+    const size_t total = tg_.user_inputs.size() + used_params;
+    if (options_.input_names.size() > total)
+      throw Error(Error::Kind::Usage, "input_names has " + std::to_string(options_.input_names.size()) +
+                                          " names but the model has " + std::to_string(total) +
+                                          " inputs (including parameters)");
+    size_t flat = 0;
+    for (size_t i = 0; i < tg_.user_inputs.size(); ++i, ++flat) {
+      std::string base = tg_.user_input_names[i];
+      ir::Value* v = graph_->add_input(input_name(flat, base), input_type(tg_.example_inputs[i]));
+      slot_of(tg_.user_inputs[i]) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+    }
+    for (const auto& p : tg_.params) {
+      if (!p.value->hasUses()) continue;
+      std::string name = input_name(flat++, p.name);
+      ir::Value* v = nullptr;
+      if (options_.export_params) {
+        v = graph_->add_initializer(name, borrow(p.tensor));
+      } else {
+        v = graph_->add_input(name, input_type(p.tensor));
+      }
+      slot_of(p.value) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+    }
+  }
+
+  Slot& slot_of(const TValue* v) { return slots_[v]; }
+
+  const Slot& get_slot(const TValue* v) {
+    auto it = slots_.find(v);
+    if (it == slots_.end() || it->second.kind == Slot::Kind::Empty)
+      throw Error(Error::Kind::Internal, "conversion: value %" + v->debugName() + " has no ONNX counterpart");
+    return it->second;
+  }
+
+  static Arg::Kind kind_of_ivalue(const c10::IValue& iv) {
+    if (iv.isNone()) return Arg::Kind::None;
+    if (iv.isTensor()) return Arg::Kind::Tensor;
+    if (iv.isInt()) return Arg::Kind::Int;
+    if (iv.isDouble()) return Arg::Kind::Float;
+    if (iv.isBool()) return Arg::Kind::Bool;
+    if (iv.isString()) return Arg::Kind::String;
+    if (iv.isDevice()) return Arg::Kind::Device;
+    if (iv.isList()) return Arg::Kind::List;
+    if (iv.isTuple()) return Arg::Kind::Tuple;
+    return Arg::Kind::Other;
+  }
+
+  static Arg::Kind kind_of_type(const c10::TypePtr& t) {
+    switch (t->kind()) {
+      case c10::TypeKind::TensorType: return Arg::Kind::Tensor;
+      case c10::TypeKind::IntType: return Arg::Kind::Int;
+      case c10::TypeKind::FloatType: return Arg::Kind::Float;
+      case c10::TypeKind::BoolType: return Arg::Kind::Bool;
+      case c10::TypeKind::NumberType: return Arg::Kind::Float;
+      case c10::TypeKind::StringType: return Arg::Kind::String;
+      case c10::TypeKind::DeviceObjType: return Arg::Kind::Device;
+      case c10::TypeKind::ListType: return Arg::Kind::List;
+      case c10::TypeKind::TupleType: return Arg::Kind::Tuple;
+      case c10::TypeKind::NoneType: return Arg::Kind::None;
+      case c10::TypeKind::OptionalType:
+        return kind_of_type(t->expectRef<c10::OptionalType>().getElementType());
+      default: return Arg::Kind::Other;
+    }
+  }
+
+  static void apply_example(Arg& a, const ExampleInfo* info) {
+    if (!info) return;
+    switch (info->kind) {
+      case ExampleInfo::Kind::Tensor:
+        a.dtype = to_dtype(info->dtype);
+        a.has_sizes = info->dtype != at::ScalarType::Undefined;
+        a.sizes = info->sizes;
+        break;
+      case ExampleInfo::Kind::Int:
+        a.dtype = ir::DType::Int64;
+        a.example = static_cast<double>(info->scalar.toInt());
+        a.has_sizes = true;
+        break;
+      case ExampleInfo::Kind::Float:
+        a.dtype = ir::DType::Double;
+        a.example = info->scalar.toDouble();
+        a.has_sizes = true;
+        break;
+      case ExampleInfo::Kind::Bool:
+        a.dtype = ir::DType::Bool;
+        a.example = info->scalar.toBool() ? 1.0 : 0.0;
+        a.has_sizes = true;
+        break;
+      default: break;
+    }
+  }
+
+  Arg arg_from_constant(const c10::IValue& iv, int64_t id) {
+    Arg a;
+    a.kind = kind_of_ivalue(iv);
+    a.constant = true;
+    a.id = id;
+    switch (a.kind) {
+      case Arg::Kind::Int: a.i = iv.toInt(); a.dtype = ir::DType::Int64; a.has_sizes = true; break;
+      case Arg::Kind::Float: a.f = iv.toDouble(); a.dtype = ir::DType::Double; a.has_sizes = true; break;
+      case Arg::Kind::Bool: a.b = iv.toBool(); a.dtype = ir::DType::Bool; a.has_sizes = true; break;
+      case Arg::Kind::String: a.s = iv.toStringRef(); break;
+      case Arg::Kind::Device: a.s = iv.toDevice().str(); break;
+      case Arg::Kind::Tensor: {
+        const at::Tensor& t = iv.toTensor();
+        a.tensor = std::make_shared<ir::Tensor>(borrow(t));
+        a.dtype = a.tensor->dtype();
+        a.has_sizes = true;
+        a.sizes = t.sizes().vec();
+        break;
+      }
+      case Arg::Kind::List:
+        for (const auto& e : iv.toListRef()) a.elements.push_back(arg_from_constant(e, -1));
+        break;
+      case Arg::Kind::Tuple:
+        for (const auto& e : iv.toTupleRef().elements()) a.elements.push_back(arg_from_constant(e, -1));
+        break;
+      default: break;
+    }
+    return a;
+  }
+
+  Arg arg_from_slot(const Slot& s, const c10::TypePtr& type, const ExampleInfo* info) {
+    if (s.kind == Slot::Kind::Constant) return arg_from_constant(s.constant, s.id);
+    Arg a;
+    a.id = s.id;
+    a.kind = type ? kind_of_type(type) : Arg::Kind::Other;
+    if (s.kind == Slot::Kind::Value) {
+      a.value = s.value;
+      if (a.kind == Arg::Kind::Other || a.kind == Arg::Kind::None) a.kind = Arg::Kind::Tensor;
+      apply_example(a, info);
+      return a;
+    }
+    // A list or tuple with fixed elements.
+    if (a.kind != Arg::Kind::Tuple) a.kind = Arg::Kind::List;
+    c10::TypePtr elem_type;
+    if (type && type->kind() == c10::TypeKind::ListType) elem_type = type->expectRef<c10::ListType>().getElementType();
+    const auto* tuple_type = type && type->kind() == c10::TypeKind::TupleType ? &type->expectRef<c10::TupleType>() : nullptr;
+    for (size_t i = 0; i < s.elements.size(); ++i) {
+      const ExampleInfo* ei = info && i < info->elements.size() ? &info->elements[i] : nullptr;
+      c10::TypePtr et = tuple_type && i < tuple_type->elements().size() ? tuple_type->elements()[i] : elem_type;
+      a.elements.push_back(arg_from_slot(s.elements[i], et, ei));
+    }
+    a.constant = !a.elements.empty();
+    for (const Arg& e : a.elements) a.constant = a.constant && e.constant;
+    return a;
+  }
+
+  const ExampleInfo* info_of(const TValue* v) const {
+    auto it = tg_.info.find(v);
+    return it == tg_.info.end() ? nullptr : &it->second;
+  }
+
+  Arg make_arg(const TValue* v, const std::string& name) {
+    Arg a = arg_from_slot(get_slot(v), v->type(), info_of(v));
+    a.name = name;
+    a.type_str = v->type()->repr_str();
+    return a;
+  }
+
+  OutputInfo make_output_info(const TValue* v) {
+    OutputInfo o;
+    o.kind = kind_of_type(v->type());
+    if (const ExampleInfo* info = info_of(v)) {
+      if (info->kind == ExampleInfo::Kind::Tensor) {
+        o.kind = Arg::Kind::Tensor;
+        o.dtype = to_dtype(info->dtype);
+        o.has_sizes = info->dtype != at::ScalarType::Undefined;
+        o.sizes = info->sizes;
+      } else if (info->kind == ExampleInfo::Kind::Int) {
+        o.dtype = ir::DType::Int64;
+        o.has_sizes = true;
+      } else if (info->kind == ExampleInfo::Kind::Float) {
+        o.dtype = ir::DType::Double;
+        o.has_sizes = true;
+      } else if (info->kind == ExampleInfo::Kind::Bool) {
+        o.dtype = ir::DType::Bool;
+        o.has_sizes = true;
+      } else if (info->kind == ExampleInfo::Kind::List || info->kind == ExampleInfo::Kind::Tuple) {
+        o.list_length = static_cast<int64_t>(info->elements.size());
+        if (!info->elements.empty() && info->elements[0].kind == ExampleInfo::Kind::Tensor)
+          o.dtype = to_dtype(info->elements[0].dtype);
+      }
+    }
+    return o;
+  }
+
+  void convert_structural(Node* n) {
+    const auto k = n->kind();
+    if (k == c10::prim::Constant) {
+      auto iv = torch::jit::toIValue(n->output());
+      slot_of(n->output()) = Slot{Slot::Kind::Constant, iv ? *iv : c10::IValue(), nullptr, {}, next_id_++};
+    } else if (k == c10::prim::ListConstruct || k == c10::prim::TupleConstruct) {
+      Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
+      for (TValue* in : n->inputs()) s.elements.push_back(get_slot(in));
+      slot_of(n->output()) = std::move(s);
+    } else if (k == c10::prim::DictConstruct) {
+      // Keys are dropped: a dict output becomes its values, in order.
+      Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
+      for (size_t i = 1; i < n->inputs().size(); i += 2) s.elements.push_back(get_slot(n->input(i)));
+      slot_of(n->output()) = std::move(s);
+    } else if (k == c10::prim::ListUnpack || k == c10::prim::TupleUnpack) {
+      Slot s = get_slot(n->input());
+      std::vector<Slot> elems = unpack(s, n->outputs().size(), n);
+      for (size_t i = 0; i < elems.size(); ++i) slot_of(n->output(i)) = elems[i];
+    } else if (k == c10::prim::TupleIndex) {
+      Slot s = get_slot(n->input(0));
+      const Slot& idx = get_slot(n->input(1));
+      if (idx.kind != Slot::Kind::Constant) throw Error(Error::Kind::Conversion, "tuple index must be a constant");
+      auto elems = unpack(s, 0, n);
+      int64_t i = idx.constant.toInt();
+      if (i < 0) i += static_cast<int64_t>(elems.size());
+      slot_of(n->output()) = elems.at(static_cast<size_t>(i));
+    } else if (k == c10::prim::unchecked_cast) {
+      slot_of(n->output()) = get_slot(n->input());
+    }
+  }
+
+  std::vector<Slot> unpack(const Slot& s, size_t expected, Node* n) {
+    std::vector<Slot> out;
+    if (s.kind == Slot::Kind::List) {
+      out = s.elements;
+    } else if (s.kind == Slot::Kind::Constant && (s.constant.isList() || s.constant.isTuple())) {
+      std::vector<c10::IValue> items = s.constant.isList() ? s.constant.toListRef().vec()
+                                                          : s.constant.toTupleRef().elements().vec();
+      for (auto& iv : items) out.push_back(Slot{Slot::Kind::Constant, iv, nullptr, {}, next_id_++});
+    } else {
+      throw Error(Error::Kind::Conversion, std::string(n->kind().toQualString()) + " in " +
+                                               torch_side::describe_origin(*origins_.of(n)) +
+                                               ": unpacking a list whose length is only known at run time");
+    }
+    if (expected && out.size() != expected)
+      throw Error(Error::Kind::Internal, "unpacking " + std::to_string(out.size()) + " elements into " +
+                                             std::to_string(expected) + " values");
+    return out;
+  }
+
+  void convert_node(Node* n) {
+    if (is_structural(n->kind())) {
+      convert_structural(n);
+      return;
+    }
+    const std::string kind = n->kind().toQualString();
+    auto origin = origins_.of(n);
+    const SymbolicFn* fn = resolve(registry_, kind, options_.opset_version);
+    if (!fn) throw Error(Error::Kind::Internal, "no symbolic for " + kind + " (should have been reported earlier)");
+
+    std::vector<Arg> args;
+    args.reserve(n->inputs().size());
+    const c10::FunctionSchema* schema = n->maybeSchema();
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      std::string name = schema && i < schema->arguments().size() ? schema->arguments()[i].name() : std::string();
+      args.push_back(make_arg(n->input(i), name));
+    }
+    std::vector<OutputInfo> outs;
+    for (const TValue* o : n->outputs()) outs.push_back(make_output_info(o));
+
+    graph_->set_current_origin(origin);
+    SymbolicContext ctx(kind, std::move(args), std::move(outs), graph_, options_.opset_version, this);
+    try {
+      (*fn)(ctx);
+    } catch (const SymbolicError& e) {
+      throw Error(Error::Kind::Conversion,
+                  "cannot convert " + kind + " in " + torch_side::describe_origin(*origin) + ": " + e.what());
+    }
+    const auto& results = ctx.results();
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      const OutputSlot& r = results[i];
+      if (!r.set) {
+        if (n->output(i)->hasUses())
+          throw Error(Error::Kind::Internal, "the symbolic for " + kind + " did not produce output " + std::to_string(i));
+        continue;
+      }
+      if (r.is_list) {
+        Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
+        for (ir::Value* e : r.elements) s.elements.push_back(Slot{Slot::Kind::Value, {}, e, {}, next_id_++});
+        slot_of(n->output(i)) = std::move(s);
+      } else {
+        check_dtype(kind, *origin, r.value, ctx.out_info(i));
+        slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, r.value, {}, next_id_++};
+      }
+    }
+  }
+
+  // A symbolic must produce the dtype PyTorch computes.
+  void check_dtype(const std::string& kind, const ir::Origin& origin, ir::Value* v, const OutputInfo& info) {
+    if (info.kind != Arg::Kind::Tensor || info.dtype == ir::DType::Undefined) return;
+    if (v->dtype() == ir::DType::Undefined) {
+      v->type().dtype = info.dtype;
+      return;
+    }
+    if (v->dtype() != info.dtype)
+      throw Error(Error::Kind::Internal, "converting " + kind + " in " + torch_side::describe_origin(origin) +
+                                             " produced " + ir::dtype_name(v->dtype()) + " where PyTorch computes " +
+                                             ir::dtype_name(info.dtype) + " (a bug in its symbolic)");
+  }
+
+  void flatten_output(const Slot& s, std::vector<ir::Value*>& out) {
+    switch (s.kind) {
+      case Slot::Kind::Value: out.push_back(s.value); break;
+      case Slot::Kind::List:
+        for (const Slot& e : s.elements) flatten_output(e, out);
+        break;
+      case Slot::Kind::Constant: {
+        const c10::IValue& iv = s.constant;
+        if (iv.isNone()) break;
+        if (iv.isList() || iv.isTuple()) {
+          for (const Slot& e : unpack(s, 0, nullptr)) flatten_output(e, out);
+          break;
+        }
+        SymbolicContext ctx("output", {arg_from_constant(iv, -1)}, {}, graph_, options_.opset_version, nullptr);
+        out.push_back(ctx.in(0));
+        break;
+      }
+      case Slot::Kind::Empty: break;
+    }
+  }
+
+  void make_outputs() {
+    std::vector<ir::Value*> flat;
+    for (const TValue* o : tg_.graph->outputs()) flatten_output(get_slot(o), flat);
+    if (flat.empty()) throw Error(Error::Kind::Conversion, "the model returns no tensors");
+    if (options_.output_names.size() > flat.size())
+      throw Error(Error::Kind::Usage, "output_names has " + std::to_string(options_.output_names.size()) +
+                                          " names but the model has " + std::to_string(flat.size()) + " outputs");
+    std::set<ir::Value*> seen;
+    for (size_t i = 0; i < flat.size(); ++i) {
+      ir::Value* v = flat[i];
+      std::string name = i < options_.output_names.size() ? options_.output_names[i]
+                         : flat.size() == 1                ? std::string("output")
+                                                           : "output_" + std::to_string(i);
+      // A value that is an input, an initializer or already an output gets its own Identity.
+      if (!v->producer() || seen.count(v)) {
+        ir::Value* id = graph_->create_node("Identity", {v}, 1)->output(0);
+        id->set_type(v->type());
+        v = id;
+      }
+      seen.insert(v);
+      if (v->name() != name) {
+        if (graph_->names().taken(name)) rename_away(name);
+        graph_->rename(v, name);
+      }
+      graph_->add_output(v);
+    }
+  }
+
+  // Frees `name` by renaming whichever value holds it.
+  void rename_away(const std::string& name) {
+    for (ir::Value* v : graph_->all_values()) {
+      if (v->name() == name) {
+        graph_->rename(v, graph_->unique_name(name + "_renamed"));
+        return;
+      }
+    }
+  }
+
+  TorchGraph& tg_;
+  const Registry& registry_;
+  const ExportOptions& options_;
+  torch_side::OriginTable origins_;
+  ir::Graph* graph_ = nullptr;
+  std::unordered_map<const TValue*, Slot> slots_;
+  std::map<std::tuple<int64_t, int, ir::Graph*>, ir::Value*> memo_;
+  int64_t next_id_ = 0;
+};
+
+}  // namespace
+
+std::vector<UnsupportedOperator> find_unsupported(const TorchGraph& tg, const Registry& registry, int opset) {
+  std::map<std::string, UnsupportedOperator> found;
+  torch_side::OriginTable origins(tg.root_class);
+  collect_unsupported(tg.graph->block(), registry, opset, origins, found);
+  std::vector<UnsupportedOperator> out;
+  for (auto& [k, u] : found) out.push_back(std::move(u));
+  return out;
+}
+
+std::string unsupported_message(const std::vector<UnsupportedOperator>& ops, int opset) {
+  std::ostringstream m;
+  const auto& first = ops.front();
+  m << "Unsupported operator " << first.op << " at opset " << opset << ", in " << first.locations.front() << ". ";
+  int64_t total = 0;
+  for (const auto& u : ops) total += u.count;
+  m << "The model has " << ops.size() << " operator" << (ops.size() == 1 ? "" : "s") << " (" << total
+    << " occurrence" << (total == 1 ? "" : "s") << ") that torch2onnx cannot convert at opset " << opset << ":";
+  for (const auto& u : ops) {
+    m << "\n  " << u.op << " x" << u.count;
+    if (u.lowest_opset) m << " (supported from opset " << *u.lowest_opset << ")";
+    m << ": ";
+    for (size_t i = 0; i < u.locations.size() && i < 5; ++i) m << (i ? "; " : "") << u.locations[i];
+    if (u.locations.size() > 5) m << "; and " << (u.locations.size() - 5) << " more places";
+  }
+  return m.str();
+}
+
+ir::Model convert(TorchGraph& tg, const Registry& registry, const ExportOptions& options) {
+  auto unsupported = find_unsupported(tg, registry, options.opset_version);
+  if (!unsupported.empty())
+    throw UnsupportedOperatorError(unsupported_message(unsupported, options.opset_version), std::move(unsupported));
+  return Converter(tg, registry, options).run();
+}
+
+}  // namespace torch2onnx::convert

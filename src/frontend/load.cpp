@@ -1,0 +1,188 @@
+#include "frontend/load.h"
+
+#include <torch/csrc/jit/serialization/import.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <ATen/ATen.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sys/stat.h>
+
+#include "torch2onnx/options.h"
+
+namespace torch2onnx::frontend {
+namespace {
+
+std::string first_line(const std::string& s) {
+  auto nl = s.find('\n');
+  std::string line = nl == std::string::npos ? s : s.substr(0, nl);
+  // c10 messages end with " (check ... at file:line)" noise on some paths.
+  return line;
+}
+
+void require_regular_file(const std::string& path, Error::Kind kind, const char* what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw Error(kind, std::string("cannot open ") + what + " '" + path + "': " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw Error(kind, std::string("cannot open ") + what + " '" + path + "': it is a directory");
+}
+
+std::vector<char> read_file(const std::string& path, Error::Kind kind, const char* what) {
+  require_regular_file(path, kind, what);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(kind, std::string("cannot open ") + what + " '" + path + "': " + std::strerror(errno));
+  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool is_zip(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {0, 0, 0, 0};
+  in.read(magic, 4);
+  return in.gcount() == 4 && magic[0] == 'P' && magic[1] == 'K' &&
+         ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
+}
+
+}  // namespace
+
+torch::jit::Module load_archive(const std::string& path) {
+  require_regular_file(path, Error::Kind::Load, "model");
+  if (!is_zip(path))
+    throw Error(Error::Kind::Load, "'" + path +
+                                       "' is not a TorchScript archive (it is not a zip file). Save models with "
+                                       "torch.jit.save(torch.jit.trace(model, args), path).");
+  try {
+    return torch::jit::load(path, c10::Device(c10::kCPU));
+  } catch (const std::exception& e) {
+    std::string msg = first_line(e.what());
+    if (msg.find("constants.pkl") != std::string::npos || msg.find("code/") != std::string::npos ||
+        msg.find("file not found") != std::string::npos)
+      throw Error(Error::Kind::Load, "'" + path +
+                                         "' is a zip file but not a TorchScript archive (" + msg +
+                                         "). A torch.save()d model cannot be loaded without Python; save it with "
+                                         "torch.jit.save(torch.jit.trace(model, args), path).");
+    throw Error(Error::Kind::Load, "cannot load TorchScript archive '" + path + "': it is corrupt or truncated (" +
+                                       msg + ")");
+  }
+}
+
+c10::IValue load_saved_value(const std::string& path) {
+  std::vector<char> bytes = read_file(path, Error::Kind::Args, "example args file");
+  try {
+    return torch::jit::pickle_load(bytes);
+  } catch (const std::exception& e) {
+    throw Error(Error::Kind::Args, "cannot read example args from '" + path +
+                                       "' (expected a value saved with torch.save): " + first_line(e.what()));
+  }
+}
+
+std::vector<c10::IValue> args_from_value(const c10::IValue& v) {
+  if (v.isTuple()) return v.toTupleRef().elements().vec();
+  if (v.isList()) return v.toListRef().vec();
+  return {v};
+}
+
+at::Tensor load_npy(const std::string& path) {
+  std::vector<char> bytes = read_file(path, Error::Kind::Args, "input file");
+  auto bad = [&](const std::string& why) { return Error(Error::Kind::Args, "'" + path + "' is not a valid .npy file: " + why); };
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) throw bad("missing the NUMPY magic");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len = 0, offset = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) throw bad("truncated header");
+    header_len = 0;
+    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    offset = 12;
+  } else {
+    throw bad("unknown version " + std::to_string(major));
+  }
+  if (offset + header_len > bytes.size()) throw bad("truncated header");
+  std::string header(bytes.data() + offset, header_len);
+  std::smatch m;
+  if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([^']*)'"))) throw bad("no dtype");
+  std::string descr = m[1];
+  if (std::regex_search(header, m, std::regex("'fortran_order'\\s*:\\s*True"))) throw bad("Fortran order is not supported");
+  if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)"))) throw bad("no shape");
+  std::vector<int64_t> shape;
+  std::string dims = m[1];
+  std::regex num("\\d+");
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it)
+    shape.push_back(std::stoll(it->str()));
+  at::ScalarType st;
+  if (descr == "<f4") st = at::kFloat;
+  else if (descr == "<f8") st = at::kDouble;
+  else if (descr == "<f2") st = at::kHalf;
+  else if (descr == "<i8") st = at::kLong;
+  else if (descr == "<i4") st = at::kInt;
+  else if (descr == "<i2") st = at::kShort;
+  else if (descr == "|i1") st = at::kChar;
+  else if (descr == "|u1") st = at::kByte;
+  else if (descr == "|b1") st = at::kBool;
+  else throw bad("unsupported dtype '" + descr + "'");
+  at::Tensor t = at::empty(shape, at::TensorOptions().dtype(st));
+  const size_t data_at = offset + header_len;
+  if (bytes.size() - data_at != t.nbytes())
+    throw bad("expected " + std::to_string(t.nbytes()) + " bytes of data, found " + std::to_string(bytes.size() - data_at));
+  if (t.nbytes()) std::memcpy(t.data_ptr(), bytes.data() + data_at, t.nbytes());
+  return t;
+}
+
+at::Tensor random_input(const std::string& spec) {
+  std::string shape_part = spec, dtype_part = "float32";
+  auto colon = spec.find(':');
+  if (colon != std::string::npos) {
+    shape_part = spec.substr(0, colon);
+    dtype_part = spec.substr(colon + 1);
+  }
+  auto usage = [&](const std::string& why) {
+    return Error(Error::Kind::Usage, "bad --input '" + spec + "': " + why +
+                                         " (expected a .npy file or a shape like 1x3x224x224[:float32])");
+  };
+  std::vector<int64_t> shape;
+  if (shape_part != "scalar") {
+    if (shape_part.empty()) throw usage("empty shape");
+    size_t pos = 0;
+    while (pos <= shape_part.size()) {
+      size_t next = shape_part.find_first_of("x,", pos);
+      std::string d = shape_part.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+      if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos) throw usage("'" + d + "' is not a size");
+      if (d.size() > 12) throw usage("size '" + d + "' is too large");
+      shape.push_back(std::stoll(d));
+      if (next == std::string::npos) break;
+      pos = next + 1;
+    }
+  }
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    numel *= std::max<int64_t>(d, 1);
+    if (numel > (int64_t{1} << 32)) throw usage("the tensor would be too large");
+  }
+  at::ScalarType st;
+  const std::string& d = dtype_part;
+  if (d == "float32" || d == "float") st = at::kFloat;
+  else if (d == "float64" || d == "double") st = at::kDouble;
+  else if (d == "float16" || d == "half") st = at::kHalf;
+  else if (d == "int64" || d == "long") st = at::kLong;
+  else if (d == "int32" || d == "int") st = at::kInt;
+  else if (d == "int16") st = at::kShort;
+  else if (d == "int8") st = at::kChar;
+  else if (d == "uint8") st = at::kByte;
+  else if (d == "bool") st = at::kBool;
+  else throw usage("unknown dtype '" + d + "'");
+  at::Generator gen = at::detail::createCPUGenerator(20240607);
+  if (at::isFloatingType(st)) return at::randn(shape, gen, at::TensorOptions().dtype(at::kFloat)).to(st);
+  if (st == at::kBool) return at::randint(0, 2, shape, gen, at::TensorOptions().dtype(at::kLong)).to(st);
+  return at::randint(0, 10, shape, gen, at::TensorOptions().dtype(at::kLong)).to(st);
+}
+
+at::Tensor input_from_spec(const std::string& spec) {
+  if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".npy") == 0) return load_npy(spec);
+  return random_input(spec);
+}
+
+}  // namespace torch2onnx::frontend

@@ -1,0 +1,34 @@
+// Reading what the user hands us: TorchScript archives and example inputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/jit/api/module.h>
+
+namespace torch2onnx::frontend {
+
+// torch::jit::load with clear errors for a missing, non-zip, corrupt or
+// non-TorchScript file (Error::Kind::Load).
+torch::jit::Module load_archive(const std::string& path);
+
+// A value saved with torch.save (Error::Kind::Args on failure).
+c10::IValue load_saved_value(const std::string& path);
+
+// Example args from a saved value: a tuple or list gives one arg per element,
+// anything else is the single arg.
+std::vector<c10::IValue> args_from_value(const c10::IValue& v);
+
+// A tensor from a .npy file.
+at::Tensor load_npy(const std::string& path);
+
+// A random tensor from "1x3x224x224[:dtype]" ("scalar[:dtype]" for 0-d).
+// Floats are standard normal, integers uniform in [0, 10), bools uniform;
+// the generator is seeded, so the same spec gives the same tensor.
+at::Tensor random_input(const std::string& spec);
+
+// `--input` value: a .npy path or a shape spec.
+at::Tensor input_from_spec(const std::string& spec);
+
+}  // namespace torch2onnx::frontend

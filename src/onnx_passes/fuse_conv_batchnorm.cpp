@@ -1,0 +1,74 @@
+// Eval mode: y = BatchNormalization(Conv(x, W, B)) becomes Conv(x, W', B')
+// with W' = W * s and B' = (B - mean) * s + beta, s = gamma / sqrt(var + eps),
+// computed in double precision. Only when the Conv's result feeds nothing
+// else and every parameter is a constant.
+#include <cmath>
+
+#include "onnx_passes/passes.h"
+
+namespace torch2onnx::onnx_passes {
+namespace {
+
+bool float_like(const ir::Tensor* t) {
+  return t && (t->dtype() == ir::DType::Float || t->dtype() == ir::DType::Double);
+}
+
+ir::Tensor scaled(const ir::Tensor& w, const std::vector<double>& s) {
+  const int64_t cout = w.dims().at(0);
+  const int64_t per = cout ? w.numel() / cout : 0;
+  std::vector<double> out(static_cast<size_t>(w.numel()));
+  for (int64_t c = 0; c < cout; ++c)
+    for (int64_t k = 0; k < per; ++k) out[c * per + k] = w.double_at(c * per + k) * s[c];
+  return ir::Tensor::from_doubles(w.dtype(), out, w.dims());
+}
+
+void run(ir::Graph& g) {
+  std::vector<ir::Node*> order;
+  for (const auto& n : g.nodes()) order.push_back(n.get());
+  for (ir::Node* bn : order) {
+    if (bn->op_type() != "BatchNormalization" || !bn->domain().empty() || bn->num_outputs() != 1) continue;
+    if (bn->attr_i("training_mode", 0) != 0) continue;
+    ir::Value* y = bn->input(0);
+    ir::Node* conv = y ? y->producer() : nullptr;
+    if (!conv || conv->op_type() != "Conv" || !conv->domain().empty() || y->uses().size() != 1) continue;
+    const ir::Tensor* w = conv->input(1) ? conv->input(1)->constant() : nullptr;
+    const ir::Tensor* b = conv->num_inputs() > 2 && conv->input(2) ? conv->input(2)->constant() : nullptr;
+    if (conv->num_inputs() > 2 && conv->input(2) && !b) continue;
+    const ir::Tensor* gamma = bn->input(1)->constant();
+    const ir::Tensor* beta = bn->input(2)->constant();
+    const ir::Tensor* mean = bn->input(3)->constant();
+    const ir::Tensor* var = bn->input(4)->constant();
+    if (!float_like(w) || !float_like(gamma) || !float_like(beta) || !float_like(mean) || !float_like(var)) continue;
+    const int64_t cout = w->dims().at(0);
+    if (gamma->numel() != cout || beta->numel() != cout || mean->numel() != cout || var->numel() != cout) continue;
+    if (b && b->numel() != cout) continue;
+    const double eps = bn->attr_f("epsilon", 1e-5);
+    // ONNX stores epsilon as a 32-bit float: use the same value the runtime sees.
+    const double eps32 = static_cast<double>(static_cast<float>(eps));
+    std::vector<double> s(static_cast<size_t>(cout)), bias(static_cast<size_t>(cout));
+    for (int64_t c = 0; c < cout; ++c) {
+      s[c] = gamma->double_at(c) / std::sqrt(var->double_at(c) + eps32);
+      bias[c] = ((b ? b->double_at(c) : 0.0) - mean->double_at(c)) * s[c] + beta->double_at(c);
+    }
+    std::string wname = conv->input(1)->name();
+    ir::Value* new_w = g.add_initializer(g.unique_name(conv->name() + ".weight"), scaled(*w, s));
+    ir::Value* new_b = g.add_initializer(g.unique_name(conv->name() + ".bias"),
+                                         ir::Tensor::from_doubles(w->dtype(), bias, {cout}));
+    conv->replace_input(1, new_w);
+    if (conv->num_inputs() > 2)
+      conv->replace_input(2, new_b);
+    else
+      conv->add_input(new_b);
+    bn->output(0)->replace_all_uses_with(conv->output(0));
+    bn->destroy();
+  }
+}
+
+}  // namespace
+
+void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx) {
+  if (ctx.options.training != TrainingMode::Eval || !ctx.options.do_constant_folding) return;
+  run(*model.graph);
+}
+
+}  // namespace torch2onnx::onnx_passes

@@ -1,0 +1,30 @@
+// The ONNX-side passes, in pipeline order (see src/pipeline.cpp). Each is a
+// function of (model, context).
+#pragma once
+
+#include "ir/model.h"
+#include "torch2onnx/options.h"
+
+namespace torch2onnx::onnx_passes {
+
+struct PassContext {
+  const ExportOptions& options;
+};
+
+// Nodes whose outputs nobody reads; initializers nobody reads.
+void eliminate_dead_code(ir::Model& model, const PassContext& ctx);
+// Nodes whose inputs are all constants become constants.
+void fold_constants(ir::Model& model, const PassContext& ctx);
+// Shape/Size of values whose shape is fully static (after inference) become constants.
+void fold_static_shapes(ir::Model& model, const PassContext& ctx);
+// Eval mode: BatchNormalization right after a Conv is folded into its weights.
+void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx);
+// Identity nodes are bypassed.
+void remove_identities(ir::Model& model, const PassContext& ctx);
+// Initializers and Constant nodes with the same content are merged.
+void deduplicate_constants(ir::Model& model, const PassContext& ctx);
+// Checks the IR's invariants (use lists, topological order, unique names);
+// throws Error(Internal). Run after every pass in debug builds.
+void lint(const ir::Model& model, const char* after_pass);
+
+}  // namespace torch2onnx::onnx_passes

@@ -1,0 +1,26 @@
+// The export pipeline: see pipeline.cpp for the ordered list of stages.
+#pragma once
+
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/jit/api/module.h>
+
+#include "ir/model.h"
+#include "symbolic/registry.h"
+#include "torch2onnx/options.h"
+#include "torch_passes/torch_graph.h"
+
+namespace torch2onnx {
+
+// Load-side half: the module's forward() as a flat function of its inputs and
+// parameters, run once on the example args. The module is only read.
+torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std::vector<c10::IValue>& args,
+                                            const ExportOptions& options);
+
+// Everything: torch passes, conversion, ONNX passes, checker. The returned
+// model's initializers borrow the module's weights.
+ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
+                    const Registry& registry = builtin_registry());
+
+}  // namespace torch2onnx

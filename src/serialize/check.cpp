@@ -1,0 +1,99 @@
+#include "serialize/check.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <unordered_map>
+
+#include "serialize/to_proto.h"
+#include "torch2onnx/options.h"
+
+namespace torch2onnx::serialize {
+namespace {
+
+ir::ValueType from_proto(const onnx::TypeProto& tp, const ir::ValueType& previous) {
+  ir::ValueType t = previous;
+  const onnx::TypeProto_Tensor* tt = nullptr;
+  if (tp.has_tensor_type()) {
+    tt = &tp.tensor_type();
+    t.kind = ir::ValueType::Kind::Tensor;
+  } else if (tp.has_sequence_type() && tp.sequence_type().elem_type().has_tensor_type()) {
+    tt = &tp.sequence_type().elem_type().tensor_type();
+    t.kind = ir::ValueType::Kind::Sequence;
+  }
+  if (!tt) return t;
+  if (tt->elem_type() != 0) t.dtype = static_cast<ir::DType>(tt->elem_type());
+  if (tt->has_shape() && t.kind == ir::ValueType::Kind::Tensor) {
+    t.has_shape = true;
+    t.shape.clear();
+    for (const auto& d : tt->shape().dim()) {
+      if (d.has_dim_value())
+        t.shape.push_back(ir::Dim::of(d.dim_value()));
+      else if (d.has_dim_param())
+        t.shape.push_back(ir::Dim::named(d.dim_param()));
+      else
+        t.shape.push_back(ir::Dim{});
+    }
+  }
+  return t;
+}
+
+void collect(const onnx::GraphProto& g, std::unordered_map<std::string, const onnx::TypeProto*>& out) {
+  for (const auto& vi : g.value_info()) out[vi.name()] = &vi.type();
+  for (const auto& vi : g.output()) out[vi.name()] = &vi.type();
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute())
+      if (a.has_g()) collect(a.g(), out);
+}
+
+void apply_types(ir::Graph& g, const std::unordered_map<std::string, const onnx::TypeProto*>& types) {
+  for (const auto& n : g.nodes()) {
+    for (ir::Value* o : n->outputs()) {
+      auto it = types.find(o->name());
+      if (it != types.end()) o->set_type(from_proto(*it->second, o->type()));
+    }
+    for (ir::Graph* sub : n->subgraphs()) apply_types(*sub, types);
+  }
+}
+
+onnx::ModelProto skeleton(const ir::Model& model) {
+  ProtoOptions po;
+  po.initializers = ProtoOptions::Initializers::InputsIfLarge;
+  po.value_info = false;  // let inference compute every intermediate type afresh
+  onnx::ModelProto mp;
+  to_model_proto(model, mp, po);
+  return mp;
+}
+
+}  // namespace
+
+void check_and_infer(ir::Model& model) {
+  // The checker wants a shape on every graph output: infer them first.
+  infer_types(model);
+  onnx::ModelProto mp = skeleton(model);
+  try {
+    onnx::checker::check_model(mp);
+    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    throw Error(Error::Kind::Check, std::string("the exported model fails the ONNX checker: ") + e.what());
+  }
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  collect(mp.graph(), types);
+  apply_types(*model.graph, types);
+}
+
+void infer_types(ir::Model& model) {
+  onnx::ModelProto mp = skeleton(model);
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception&) {
+    return;  // best effort: values keep the types they had
+  }
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  collect(mp.graph(), types);
+  apply_types(*model.graph, types);
+}
+
+}  // namespace torch2onnx::serialize

@@ -1,0 +1,23 @@
+// Writes a model file. Initializers are streamed from the tensors' own memory
+// into the file (never copied into a protobuf buffer); the rest of the model
+// is serialized by protobuf. The file is written to a temporary name next to
+// the target and renamed when complete, so a failure leaves nothing behind.
+#pragma once
+
+#include <string>
+
+#include "ir/model.h"
+#include "serialize/to_proto.h"
+
+namespace torch2onnx::serialize {
+
+struct WriteOptions {
+  bool keep_initializers_as_inputs = false;
+  bool keep_doc_strings = false;
+};
+
+void write_model(const ir::Model& model, const std::string& path, const WriteOptions& options);
+// The same bytes as write_model, in memory.
+std::string serialize_model(const ir::Model& model, const WriteOptions& options);
+
+}  // namespace torch2onnx::serialize

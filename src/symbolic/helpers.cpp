@@ -1,0 +1,146 @@
+#include "symbolic/helpers.h"
+
+#include <limits>
+
+namespace torch2onnx::helpers {
+
+int64_t normalize_dim(const SymbolicContext& ctx, int64_t dim, int64_t rank) {
+  int64_t d = dim < 0 ? dim + rank : dim;
+  if (d < 0 || d >= rank)
+    ctx.fail("dimension " + std::to_string(dim) + " is out of range for a tensor of rank " + std::to_string(rank));
+  return d;
+}
+
+std::vector<int64_t> normalize_dims(const SymbolicContext& ctx, const std::vector<int64_t>& dims, int64_t rank) {
+  std::vector<int64_t> out;
+  out.reserve(dims.size());
+  for (int64_t d : dims) out.push_back(normalize_dim(ctx, d, rank));
+  return out;
+}
+
+ir::Value* unsqueeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes) {
+  if (ctx.opset() >= 13) return ctx.op("Unsqueeze", {v, ctx.const_ints(axes)});
+  return ctx.op("Unsqueeze", {v}, {{"axes", axes}});
+}
+
+ir::Value* squeeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes) {
+  if (axes.empty()) return ctx.op("Squeeze", {v});
+  if (ctx.opset() >= 13) return ctx.op("Squeeze", {v, ctx.const_ints(axes)});
+  return ctx.op("Squeeze", {v}, {{"axes", axes}});
+}
+
+ir::Value* reduce(SymbolicContext& ctx, const std::string& op, ir::Value* v, const std::vector<int64_t>& axes,
+                  bool keepdims) {
+  const int64_t kd = keepdims ? 1 : 0;
+  // ReduceSum takes axes as an input from opset 13; the others from 18.
+  if (op == "ReduceSum" && ctx.opset() >= 13) {
+    if (axes.empty()) return ctx.op(op, {v}, {{"keepdims", kd}});
+    return ctx.op(op, {v, ctx.const_ints(axes)}, {{"keepdims", kd}});
+  }
+  if (axes.empty()) return ctx.op(op, {v}, {{"keepdims", kd}});
+  return ctx.op(op, {v}, {{"axes", axes}, {"keepdims", kd}});
+}
+
+ir::Value* slice(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes,
+                 const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                 const std::vector<int64_t>& steps) {
+  bool unit_steps = true;
+  for (int64_t s : steps) unit_steps = unit_steps && s == 1;
+  if (ctx.opset() < 10) {
+    if (!unit_steps) ctx.fail("slicing with a step other than 1 needs opset 10 or later");
+    return ctx.op("Slice", {v}, {{"axes", axes}, {"starts", starts}, {"ends", ends}});
+  }
+  std::vector<ir::Value*> ins{v, ctx.const_ints(starts), ctx.const_ints(ends), ctx.const_ints(axes)};
+  if (!unit_steps) ins.push_back(ctx.const_ints(steps));
+  return ctx.op("Slice", ins);
+}
+
+ir::Value* slice_dynamic(SymbolicContext& ctx, ir::Value* v, ir::Value* starts, ir::Value* ends, ir::Value* axes,
+                         ir::Value* steps) {
+  if (ctx.opset() < 10) ctx.fail("slicing with bounds computed at run time needs opset 10 or later");
+  std::vector<ir::Value*> ins{v, starts, ends, axes};
+  if (steps) ins.push_back(steps);
+  return ctx.op("Slice", ins);
+}
+
+std::vector<ir::Value*> split(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& sizes, int64_t axis) {
+  if (sizes.size() == 1) return {ctx.op("Identity", {v})};
+  if (ctx.opset() >= 13) return ctx.op_n("Split", {v, ctx.const_ints(sizes)}, sizes.size(), {{"axis", axis}});
+  return ctx.op_n("Split", {v}, sizes.size(), {{"axis", axis}, {"split", sizes}});
+}
+
+ir::Value* clip(SymbolicContext& ctx, ir::Value* v, std::optional<double> lo, std::optional<double> hi) {
+  if (ctx.opset() < 11) {
+    ir::Attributes attrs;
+    if (lo) attrs.emplace_back("min", *lo);
+    if (hi) attrs.emplace_back("max", *hi);
+    return ctx.op("Clip", {v}, std::move(attrs));
+  }
+  ir::DType dt = v->dtype() == ir::DType::Undefined ? ir::DType::Float : v->dtype();
+  std::vector<ir::Value*> ins{v, lo ? ctx.const_scalar(dt, *lo) : nullptr};
+  if (hi) ins.push_back(ctx.const_scalar(dt, *hi));
+  return ctx.op("Clip", ins);
+}
+
+ir::Value* pad(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& pads, const std::string& mode,
+               double value) {
+  if (ctx.opset() < 11) return ctx.op("Pad", {v}, {{"mode", mode}, {"pads", pads}, {"value", value}});
+  std::vector<ir::Value*> ins{v, ctx.const_ints(pads)};
+  if (mode == "constant") {
+    ir::DType dt = v->dtype() == ir::DType::Undefined ? ir::DType::Float : v->dtype();
+    ins.push_back(ctx.const_scalar(dt, value));
+  }
+  return ctx.op("Pad", ins, {{"mode", mode}});
+}
+
+ir::Value* dim_size(SymbolicContext& ctx, ir::Value* v, int64_t dim) {
+  ir::Value* shape = ctx.op("Shape", {v});
+  return ctx.op("Gather", {shape, ctx.const_int(dim)}, {{"axis", int64_t{0}}});
+}
+
+ir::Value* reshape(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& shape) {
+  return ctx.op("Reshape", {v, ctx.const_ints(shape)});
+}
+
+namespace {
+
+// c10's combine_categories: `higher` has priority, `lower` only wins on category.
+ir::DType combine(ir::DType higher, ir::DType lower) {
+  if (higher == ir::DType::Undefined) return lower;
+  if (lower == ir::DType::Undefined) return higher;
+  if (ir::is_floating(higher)) return higher;
+  if (higher == ir::DType::Bool || ir::is_floating(lower)) return ir::promote_types(higher, lower);
+  return higher;
+}
+
+}  // namespace
+
+ir::DType result_type(const SymbolicContext& ctx, const std::vector<size_t>& args) {
+  ir::DType dim = ir::DType::Undefined, zero = ir::DType::Undefined, wrapped = ir::DType::Undefined;
+  for (size_t i : args) {
+    const Arg& a = ctx.arg(i);
+    if (a.is_none()) continue;
+    if (a.kind == Arg::Kind::Int || a.kind == Arg::Kind::Float || a.kind == Arg::Kind::Bool) {
+      ir::DType t = a.kind == Arg::Kind::Float ? ir::DType::Float
+                    : a.kind == Arg::Kind::Int ? ir::DType::Int64
+                                               : ir::DType::Bool;
+      wrapped = wrapped == ir::DType::Undefined ? t : ir::promote_types(wrapped, t);
+    } else if (a.rank() == 0) {
+      zero = zero == ir::DType::Undefined ? a.dtype : ir::promote_types(zero, a.dtype);
+    } else {
+      dim = dim == ir::DType::Undefined ? a.dtype : ir::promote_types(dim, a.dtype);
+    }
+  }
+  return combine(dim, combine(zero, wrapped));
+}
+
+std::vector<ir::Value*> inputs_as(SymbolicContext& ctx, const std::vector<size_t>& args, ir::DType t) {
+  std::vector<ir::Value*> out;
+  out.reserve(args.size());
+  for (size_t i : args) out.push_back(ctx.in_as(i, t));
+  return out;
+}
+
+void pass_through(SymbolicContext& ctx) { ctx.out(ctx.in(0)); }
+
+}  // namespace torch2onnx::helpers

@@ -1,0 +1,54 @@
+// Building blocks shared by symbolic functions. ONNX moved several
+// attributes to inputs over the opsets (Unsqueeze axes at 13, Slice at 10,
+// Clip at 11, Pad at 11, ReduceSum at 13, Split at 13); these helpers are
+// the one place that knows, so symbolic bodies stay free of opset checks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "symbolic/context.h"
+
+namespace torch2onnx::helpers {
+
+// Normalizes a possibly negative dim against `rank`; throws when out of range.
+int64_t normalize_dim(const SymbolicContext& ctx, int64_t dim, int64_t rank);
+
+ir::Value* unsqueeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes);
+ir::Value* squeeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes);
+// ReduceSum/ReduceMean/ReduceMax/...; empty axes = all axes.
+ir::Value* reduce(SymbolicContext& ctx, const std::string& op, ir::Value* v, const std::vector<int64_t>& axes,
+                  bool keepdims);
+// Slice with constant bounds.
+ir::Value* slice(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes,
+                 const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                 const std::vector<int64_t>& steps = {});
+// Slice with 1-D int64 bound values (opset >= 10).
+ir::Value* slice_dynamic(SymbolicContext& ctx, ir::Value* v, ir::Value* starts, ir::Value* ends, ir::Value* axes,
+                         ir::Value* steps);
+std::vector<ir::Value*> split(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& sizes, int64_t axis);
+// Clip with optional bounds given as numbers of the value's dtype.
+ir::Value* clip(SymbolicContext& ctx, ir::Value* v, std::optional<double> lo, std::optional<double> hi);
+// Constant padding; `pads` in ONNX order (all begins, then all ends).
+ir::Value* pad(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& pads, const std::string& mode,
+               double value);
+// x.shape[dim] as a 0-d int64 value (folded later when static).
+ir::Value* dim_size(SymbolicContext& ctx, ir::Value* v, int64_t dim);
+// Reshape to constant `shape` (may contain 0/-1 as in ONNX).
+ir::Value* reshape(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& shape);
+// PyTorch's result_type over the given arguments: tensors with dims win over
+// 0-d tensors, which win over Python numbers, unless a lower-priority argument
+// is of a higher category (bool < integer < floating).
+ir::DType result_type(const SymbolicContext& ctx, const std::vector<size_t>& args);
+
+// The given arguments as values of dtype `t` (constants created as `t`).
+std::vector<ir::Value*> inputs_as(SymbolicContext& ctx, const std::vector<size_t>& args, ir::DType t);
+
+// Passes input 0 through unchanged (no node).
+void pass_through(SymbolicContext& ctx);
+
+// PyTorch dims list -> ONNX axes list (normalized).
+std::vector<int64_t> normalize_dims(const SymbolicContext& ctx, const std::vector<int64_t>& dims, int64_t rank);
+
+}  // namespace torch2onnx::helpers

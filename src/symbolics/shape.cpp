@@ -1,0 +1,261 @@
+// Shape manipulation: view/reshape, flatten/unflatten, squeeze/unsqueeze,
+// transpose/permute, expand, repeat, size/numel, pixel (un)shuffle.
+// Sizes read from tensors stay computations (Shape/Gather/...), folded to
+// constants later only where the shape is static.
+#include <limits>
+
+#include "symbolic/helpers.h"
+#include "symbolics/all.h"
+
+namespace torch2onnx::symbolics {
+namespace {
+
+// A target shape as a 1-D int64 value. PyTorch's 0 means an empty dimension,
+// ONNX's means "copy": such shapes need Reshape's allowzero (opset 14).
+ir::Value* reshape_to(SymbolicContext& ctx, ir::Value* x, size_t shape_idx) {
+  const Arg& a = ctx.arg(shape_idx);
+  bool has_zero = false;
+  if (a.constant) {
+    for (int64_t d : ctx.is(shape_idx)) has_zero = has_zero || d == 0;
+  }
+  ir::Value* shape = ctx.ints_value(shape_idx);
+  if (has_zero) {
+    if (ctx.opset() < 14) ctx.fail("reshaping to a size-0 dimension needs opset 14 or later");
+    return ctx.op("Reshape", {x, shape}, {{"allowzero", int64_t{1}}});
+  }
+  return ctx.op("Reshape", {x, shape});
+}
+
+// aten::view / aten::reshape(self, shape)
+void view(SymbolicContext& ctx) { ctx.out(reshape_to(ctx, ctx.in(0), 1)); }
+
+// aten::view_as / aten::reshape_as(self, other)
+void view_as(SymbolicContext& ctx) { ctx.out(ctx.op("Reshape", {ctx.in(0), ctx.op("Shape", {ctx.in(1)})})); }
+
+// Shape(x)[begin:end] (end = -1: to the end), as a 1-D value.
+ir::Value* shape_slice(SymbolicContext& ctx, ir::Value* x, int64_t begin, int64_t end) {
+  ir::Value* shape = ctx.op("Shape", {x});
+  return helpers::slice(ctx, shape, {0}, {begin}, {end < 0 ? std::numeric_limits<int64_t>::max() : end});
+}
+
+// aten::flatten(self, start_dim=0, end_dim=-1)
+void flatten(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0);
+  ir::Value* x = ctx.in(0);
+  if (rank == 0) {
+    ctx.out(helpers::reshape(ctx, x, {1}));
+    return;
+  }
+  const int64_t s = helpers::normalize_dim(ctx, ctx.i(1), rank);
+  const int64_t e = helpers::normalize_dim(ctx, ctx.i(2), rank);
+  if (s > e) ctx.fail("flatten: start_dim comes after end_dim");
+  if (s == e) {
+    ctx.out(x);
+    return;
+  }
+  if (s == 1 && e == rank - 1) {
+    ctx.out(ctx.op("Flatten", {x}, {{"axis", int64_t{1}}}));
+    return;
+  }
+  // Leading dims copied (0), the flattened run as -1, trailing dims read from the shape.
+  std::vector<ir::Value*> parts;
+  std::vector<int64_t> lead(static_cast<size_t>(s), 0);
+  lead.push_back(-1);
+  parts.push_back(ctx.const_ints(lead));
+  if (e < rank - 1) parts.push_back(shape_slice(ctx, x, e + 1, -1));
+  ir::Value* shape = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {{"axis", int64_t{0}}});
+  ctx.out(ctx.op("Reshape", {x, shape}));
+}
+
+// aten::unflatten(self, dim, sizes)
+void unflatten(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0);
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
+  ir::Value* x = ctx.in(0);
+  std::vector<ir::Value*> parts;
+  if (dim > 0) parts.push_back(ctx.const_ints(std::vector<int64_t>(static_cast<size_t>(dim), 0)));
+  parts.push_back(ctx.ints_value(2));
+  if (dim < rank - 1) parts.push_back(shape_slice(ctx, x, dim + 1, -1));
+  ir::Value* shape = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {{"axis", int64_t{0}}});
+  ctx.out(ctx.op("Reshape", {x, shape}));
+}
+
+// aten::squeeze(self[, dim]): only dims of size 1 go (others are left alone, as in PyTorch).
+void squeeze(SymbolicContext& ctx) {
+  const auto& sizes = ctx.sizes(0);
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> axes;
+  if (ctx.num_args() > 1 && !ctx.none(1)) {
+    if (rank == 0) {
+      ctx.out(ctx.in(0));
+      return;
+    }
+    for (int64_t d : ctx.is(1)) {
+      int64_t a = helpers::normalize_dim(ctx, d, rank);
+      if (sizes[static_cast<size_t>(a)] == 1) axes.push_back(a);
+    }
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      if (sizes[static_cast<size_t>(i)] == 1) axes.push_back(i);
+  }
+  if (axes.empty()) {
+    ctx.out(ctx.in(0));
+    return;
+  }
+  ctx.out(helpers::squeeze(ctx, ctx.in(0), axes));
+}
+
+// aten::unsqueeze(self, dim)
+void unsqueeze(SymbolicContext& ctx) {
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), ctx.rank(0) + 1);
+  ctx.out(helpers::unsqueeze(ctx, ctx.in(0), {dim}));
+}
+
+// aten::transpose(self, dim0, dim1)
+void transpose(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0);
+  if (rank < 2) {
+    ctx.out(ctx.in(0));
+    return;
+  }
+  const int64_t a = helpers::normalize_dim(ctx, ctx.i(1), rank);
+  const int64_t b = helpers::normalize_dim(ctx, ctx.i(2), rank);
+  if (a == b) {
+    ctx.out(ctx.in(0));
+    return;
+  }
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
+  std::swap(perm[static_cast<size_t>(a)], perm[static_cast<size_t>(b)]);
+  ctx.out(ctx.op("Transpose", {ctx.in(0)}, {{"perm", perm}}));
+}
+
+// aten::t(self): transpose of a matrix; vectors and scalars are unchanged.
+void t(SymbolicContext& ctx) {
+  if (ctx.rank(0) < 2) {
+    ctx.out(ctx.in(0));
+    return;
+  }
+  ctx.out(ctx.op("Transpose", {ctx.in(0)}, {{"perm", std::vector<int64_t>{1, 0}}}));
+}
+
+// aten::permute(self, dims)
+void permute(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0);
+  std::vector<int64_t> perm = helpers::normalize_dims(ctx, ctx.is(1), rank);
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+  if (identity) {
+    ctx.out(ctx.in(0));
+    return;
+  }
+  ctx.out(ctx.op("Transpose", {ctx.in(0)}, {{"perm", perm}}));
+}
+
+// aten::expand(self, size, implicit=False): -1 keeps a size, which ONNX's
+// bidirectional broadcast does with 1.
+void expand(SymbolicContext& ctx) {
+  const Arg& a = ctx.arg(1);
+  ir::Value* shape;
+  if (a.constant) {
+    std::vector<int64_t> s = ctx.is(1);
+    for (int64_t& d : s)
+      if (d == -1) d = 1;
+    shape = ctx.const_ints(s);
+  } else {
+    shape = ctx.ints_value(1);
+    ir::Value* is_neg = ctx.op("Equal", {shape, ctx.const_int(-1)});
+    shape = ctx.op("Where", {is_neg, ctx.const_int(1), shape});
+  }
+  ctx.out(ctx.op("Expand", {ctx.in(0), shape}));
+}
+
+// aten::expand_as(self, other)
+void expand_as(SymbolicContext& ctx) { ctx.out(ctx.op("Expand", {ctx.in(0), ctx.op("Shape", {ctx.in(1)})})); }
+
+// aten::repeat(self, repeats): leading new dims first, then Tile.
+void repeat(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0);
+  std::vector<int64_t> reps = ctx.is(1);
+  const int64_t extra = static_cast<int64_t>(reps.size()) - rank;
+  if (extra < 0) ctx.fail("repeat needs at least as many repeats as dimensions");
+  ir::Value* x = ctx.in(0);
+  if (extra > 0) {
+    std::vector<int64_t> axes;
+    for (int64_t i = 0; i < extra; ++i) axes.push_back(i);
+    x = helpers::unsqueeze(ctx, x, axes);
+  }
+  ctx.out(ctx.op("Tile", {x, ctx.const_ints(reps)}));
+}
+
+// aten::size(self[, dim]) -> int / int[]
+void size(SymbolicContext& ctx) {
+  ir::Value* x = ctx.in(0);
+  if (ctx.num_args() == 1) {
+    ctx.out(ctx.op("Shape", {x}));
+    return;
+  }
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), ctx.rank(0));
+  ctx.out(helpers::dim_size(ctx, x, dim));
+}
+
+// aten::numel(self)
+void numel(SymbolicContext& ctx) { ctx.out(ctx.op("Size", {ctx.in(0)})); }
+
+// aten::dim(self)
+void dim(SymbolicContext& ctx) { ctx.out(ctx.const_int(ctx.rank(0))); }
+
+// aten::pixel_shuffle(self, upscale_factor): DepthToSpace in CRD order.
+void pixel_shuffle_11(SymbolicContext& ctx) {
+  if (ctx.rank(0) != 4) ctx.fail("pixel_shuffle is exported for 4-D inputs");
+  ctx.out(ctx.op("DepthToSpace", {ctx.in(0)}, {{"blocksize", ctx.i(1)}, {"mode", "CRD"}}));
+}
+
+void pixel_shuffle_9(SymbolicContext& ctx) {
+  const auto& s = ctx.sizes(0);
+  if (s.size() != 4) ctx.fail("pixel_shuffle is exported for 4-D inputs");
+  const int64_t r = ctx.i(1), c = s[1] / (r * r), h = s[2], w = s[3];
+  ir::Value* x = helpers::reshape(ctx, ctx.in(0), {0, c, r, r, h, w});
+  x = ctx.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 1, 4, 2, 5, 3}}});
+  ctx.out(helpers::reshape(ctx, x, {0, c, h * r, w * r}));
+}
+
+// aten::pixel_unshuffle(self, downscale_factor)
+void pixel_unshuffle(SymbolicContext& ctx) {
+  const auto& s = ctx.sizes(0);
+  if (s.size() != 4) ctx.fail("pixel_unshuffle is exported for 4-D inputs");
+  const int64_t r = ctx.i(1), c = s[1], h = s[2] / r, w = s[3] / r;
+  ir::Value* x = helpers::reshape(ctx, ctx.in(0), {0, c, h, r, w, r});
+  x = ctx.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 1, 3, 5, 2, 4}}});
+  ctx.out(helpers::reshape(ctx, x, {0, c * r * r, h, w}));
+}
+
+}  // namespace
+
+void register_shape(Registry& r) {
+  r.add("aten::view", 9, view);
+  r.add("aten::reshape", 9, view);
+  r.add("aten::_reshape_alias", 9, view);
+  r.add("aten::view_as", 9, view_as);
+  r.add("aten::reshape_as", 9, view_as);
+  r.add("aten::flatten", 9, flatten);
+  r.add("aten::unflatten", 9, unflatten);
+  r.add("aten::squeeze", 9, squeeze);
+  r.add("aten::unsqueeze", 9, unsqueeze);
+  r.add("aten::transpose", 9, transpose);
+  r.add("aten::swapaxes", 9, transpose);
+  r.add("aten::swapdims", 9, transpose);
+  r.add("aten::t", 9, t);
+  r.add("aten::permute", 9, permute);
+  r.add("aten::expand", 9, expand);
+  r.add("aten::expand_as", 9, expand_as);
+  r.add("aten::repeat", 9, repeat);
+  r.add("aten::size", 9, size);
+  r.add("aten::numel", 9, numel);
+  r.add("aten::dim", 9, dim);
+  r.add("aten::pixel_shuffle", 9, pixel_shuffle_9);
+  r.add("aten::pixel_shuffle", 11, pixel_shuffle_11);
+  r.add("aten::pixel_unshuffle", 9, pixel_unshuffle);
+}
+
+}  // namespace torch2onnx::symbolics

@@ -1,0 +1,129 @@
+// Matches the example args with forward()'s inputs. Tensors stay graph
+// inputs; tuples and lists of tensors become one input per tensor (in order);
+// numbers, strings and None are baked in as constants.
+#include <torch/csrc/jit/ir/constants.h>
+
+#include "torch_passes/passes.h"
+
+namespace torch2onnx::torch_side {
+namespace {
+
+using torch::jit::Graph;
+using torch::jit::Value;
+
+std::string describe(const c10::IValue& v) {
+  if (v.isTensor()) {
+    const auto& t = v.toTensor();
+    std::string s = "a " + std::string(c10::toString(t.scalar_type())) + " tensor of shape [";
+    for (size_t i = 0; i < t.sizes().size(); ++i) s += (i ? ", " : "") + std::to_string(t.sizes()[i]);
+    return s + "]";
+  }
+  if (v.isTuple()) return "a tuple of " + std::to_string(v.toTupleRef().elements().size());
+  if (v.isList()) return "a list of " + std::to_string(v.toListRef().size());
+  if (v.isNone()) return "None";
+  return "a value of type " + v.type()->repr_str();
+}
+
+struct Binder {
+  TorchGraph& tg;
+  Graph& graph;
+  size_t insert_at = 0;  // where the next flat input goes
+
+  [[noreturn]] void mismatch(const std::string& name, const c10::TypePtr& expected, const c10::IValue& got) {
+    throw Error(Error::Kind::Args, "example arg '" + name + "' does not fit the model: forward() expects " +
+                                       expected->repr_str() + ", got " + describe(got));
+  }
+
+  Value* new_tensor_input(const std::string& name, const at::Tensor& t) {
+    Value* in = graph.insertInput(insert_at++, name);
+    in->setType(c10::TensorType::get());
+    tg.user_inputs.push_back(in);
+    tg.user_input_names.push_back(name);
+    // A copy, so in-place ops in the example run never touch the caller's tensor.
+    tg.example_inputs.push_back(t.detach().clone());
+    return in;
+  }
+
+  // Returns the value that stands for `arg` inside the graph.
+  Value* bind(const c10::TypePtr& type, const c10::IValue& arg, const std::string& name) {
+    const auto kind = type->kind();
+    if (arg.isTensor()) {
+      if (kind != c10::TypeKind::TensorType && kind != c10::TypeKind::AnyType &&
+          !(kind == c10::TypeKind::OptionalType &&
+            type->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType))
+        mismatch(name, type, arg);
+      return new_tensor_input(name, arg.toTensor());
+    }
+    if (arg.isTuple()) {
+      const auto& elems = arg.toTupleRef().elements();
+      if (kind != c10::TypeKind::TupleType) mismatch(name, type, arg);
+      const auto& types = type->expectRef<c10::TupleType>().elements();
+      if (types.size() != elems.size())
+        throw Error(Error::Kind::Args, "example arg '" + name + "' is a tuple of " + std::to_string(elems.size()) +
+                                           " but forward() expects " + type->repr_str());
+      std::vector<Value*> parts;
+      for (size_t i = 0; i < elems.size(); ++i)
+        parts.push_back(bind(types[i], elems[i], name + "." + std::to_string(i)));
+      torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+      return graph.insertNode(graph.createTuple(parts))->output();
+    }
+    if (arg.isList() && kind == c10::TypeKind::ListType &&
+        type->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::TensorType) {
+      std::vector<Value*> parts;
+      const auto list = arg.toListRef();
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (!list[i].isTensor()) mismatch(name, type, arg);
+        parts.push_back(new_tensor_input(name + "." + std::to_string(i), list[i].toTensor()));
+      }
+      torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+      return graph.insertNode(graph.createList(c10::TensorType::get(), parts))->output();
+    }
+    // Numbers, strings, None, lists of numbers: constants.
+    if (kind == c10::TypeKind::TensorType && !arg.isNone()) mismatch(name, type, arg);
+    torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+    auto c = torch::jit::tryInsertConstant(graph, arg);
+    if (!c) throw Error(Error::Kind::Args, "example arg '" + name + "' (" + describe(arg) + ") cannot be exported");
+    return *c;
+  }
+};
+
+}  // namespace
+
+void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const TorchContext&) {
+  Graph& graph = *tg.graph;
+  const size_t n_user = graph.inputs().size() - tg.params.size();
+  std::vector<c10::IValue> args = args_in;
+  if (args.size() > n_user)
+    throw Error(Error::Kind::Args, "forward() takes " + std::to_string(n_user) + " input" + (n_user == 1 ? "" : "s") +
+                                       " but " + std::to_string(args.size()) + " example args were given");
+  for (size_t i = args.size(); i < n_user; ++i) {
+    if (i < tg.input_defaults.size() && tg.input_defaults[i]) {
+      args.push_back(*tg.input_defaults[i]);
+    } else {
+      std::string name = i < tg.input_arg_names.size() ? tg.input_arg_names[i] : "#" + std::to_string(i);
+      throw Error(Error::Kind::Args, "forward() takes " + std::to_string(n_user) + " input" +
+                                         (n_user == 1 ? "" : "s") + " but " + std::to_string(args_in.size()) +
+                                         " example args were given (no value for '" + name + "')");
+    }
+  }
+
+  // Original inputs, bound one by one; the flat inputs are inserted before them.
+  std::vector<Value*> originals(graph.inputs().begin(), graph.inputs().begin() + static_cast<std::ptrdiff_t>(n_user));
+  Binder binder{tg, graph, 0};
+  for (size_t i = 0; i < n_user; ++i) {
+    Value* orig = originals[i];
+    std::string name = i < tg.input_arg_names.size() ? tg.input_arg_names[i] : orig->debugName();
+    Value* bound = binder.bind(orig->type(), args[i], name);
+    orig->replaceAllUsesWith(bound);
+  }
+  for (Value* orig : originals) {
+    for (size_t k = 0; k < graph.inputs().size(); ++k) {
+      if (graph.inputs()[k] == orig) {
+        graph.eraseInput(k);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace torch2onnx::torch_side

@@ -1,0 +1,152 @@
+// Turns a module's forward() into a function: inlines every call, resolves
+// `self.<path>` attribute reads into graph inputs for tensors (parameters and
+// buffers, named by their state_dict key) and constants for everything else,
+// and drops `self`.
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "torch_passes/origin.h"
+#include "torch_passes/passes.h"
+
+namespace torch2onnx::torch_side {
+namespace {
+
+using torch::jit::Module;
+using torch::jit::Node;
+using torch::jit::Value;
+
+// state_dict order: a module's parameters, then its buffers, then its
+// children, recursively (attributes keep registration order).
+void state_dict_order(const Module& m, const std::string& prefix, std::vector<std::pair<std::string, at::Tensor>>& out) {
+  auto type = m._ivalue()->type();
+  const size_t n = type->numAttributes();
+  for (size_t i = 0; i < n; ++i)
+    if (type->is_parameter(i) && m._ivalue()->getSlot(i).isTensor())
+      out.emplace_back(prefix + type->getAttributeName(i), m._ivalue()->getSlot(i).toTensor());
+  for (size_t i = 0; i < n; ++i)
+    if (type->is_buffer(i) && m._ivalue()->getSlot(i).isTensor())
+      out.emplace_back(prefix + type->getAttributeName(i), m._ivalue()->getSlot(i).toTensor());
+  for (size_t i = 0; i < n; ++i) {
+    const auto& slot = m._ivalue()->getSlot(i);
+    if (slot.isObject() && slot.toObject()->type()->is_module())
+      state_dict_order(Module(slot.toObject()), prefix + type->getAttributeName(i) + ".", out);
+  }
+}
+
+struct Lifter {
+  TorchGraph& tg;
+  Module root;
+  std::unordered_map<Value*, std::pair<Module, std::string>> modules;  // module-typed values
+  std::unordered_map<std::string, Value*> by_name;                     // param name -> input
+  std::unordered_map<const c10::TensorImpl*, Value*> by_tensor;        // tied weights
+  std::vector<std::pair<Value*, std::pair<std::string, at::Tensor>>> lifted;
+
+  Value* param_input(const std::string& name, const at::Tensor& t) {
+    if (auto it = by_name.find(name); it != by_name.end()) return it->second;
+    if (auto it = by_tensor.find(t.unsafeGetTensorImpl()); it != by_tensor.end()) {
+      by_name[name] = it->second;
+      return it->second;
+    }
+    Value* in = tg.graph->addInput(name);
+    in->setType(c10::TensorType::create(t));
+    by_name[name] = in;
+    by_tensor[t.unsafeGetTensorImpl()] = in;
+    lifted.push_back({in, {name, t}});
+    return in;
+  }
+
+  void run_block(torch::jit::Block* block) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      Node* n = *it;
+      ++it;
+      for (torch::jit::Block* b : n->blocks()) run_block(b);
+      if (n->kind() == c10::prim::SetAttr) {
+        throw Error(Error::Kind::Conversion,
+                    "the model assigns to module attribute '" + n->s(c10::attr::name) +
+                        "' in forward(); ONNX graphs are pure functions, so this cannot be exported");
+      }
+      if (n->kind() != c10::prim::GetAttr) continue;
+      auto owner = modules.find(n->input(0));
+      if (owner == modules.end()) continue;  // attribute of a non-module object
+      const std::string attr = n->s(c10::attr::name);
+      const Module& m = owner->second.first;
+      const std::string path = owner->second.second.empty() ? attr : owner->second.second + "." + attr;
+      c10::IValue v = m.attr(attr);
+      Value* out = n->output();
+      if (v.isModule()) {
+        modules.emplace(out, std::make_pair(v.toModule(), path));
+        continue;  // removed once its reads are resolved
+      }
+      Value* repl = nullptr;
+      if (v.isTensor()) {
+        repl = param_input(path, v.toTensor());
+      } else {
+        torch::jit::WithInsertPoint guard(n);
+        auto c = torch::jit::tryInsertConstant(*tg.graph, v);
+        if (!c)
+          throw Error(Error::Kind::Conversion, "module attribute '" + path + "' of type " + v.type()->repr_str() +
+                                                   " cannot be used in an exported graph");
+        repl = *c;
+      }
+      out->replaceAllUsesWith(repl);
+      n->destroy();
+    }
+  }
+};
+
+}  // namespace
+
+void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchContext&) {
+  auto& graph = *tg.graph;
+  Lifter lifter{tg, module, {}, {}, {}, {}};
+  Value* self = graph.inputs().at(0);
+  lifter.modules.emplace(self, std::make_pair(module, std::string()));
+  lifter.run_block(graph.block());
+
+  // Drop the now unused module-typed GetAttr nodes (innermost first).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend(); ++it) {
+      Node* n = *it;
+      if (n->kind() == c10::prim::GetAttr && !n->output()->hasUses()) {
+        n->destroy();
+        changed = true;
+        break;
+      }
+    }
+  }
+  if (self->hasUses()) {
+    for (const auto& use : self->uses())
+      throw Error(Error::Kind::Conversion, std::string("the model passes the module itself to ") +
+                                               use.user->kind().toQualString() + ", which cannot be exported");
+  }
+  graph.eraseInput(0);
+
+  // Parameters in state_dict order; others (non-persistent buffers) after, in use order.
+  std::vector<std::pair<std::string, at::Tensor>> order;
+  state_dict_order(module, "", order);
+  std::unordered_map<std::string, size_t> rank;
+  for (size_t i = 0; i < order.size(); ++i) rank.emplace(order[i].first, i);
+  auto key = [&](const std::string& name) { auto it = rank.find(name); return it == rank.end() ? order.size() : it->second; };
+  std::stable_sort(lifter.lifted.begin(), lifter.lifted.end(),
+                   [&](const auto& a, const auto& b) { return key(a.second.first) < key(b.second.first); });
+  // Reorder the parameter inputs to match.
+  const size_t first_param = graph.inputs().size() - lifter.lifted.size();
+  for (size_t i = 0; i < lifter.lifted.size(); ++i) {
+    Value* old = lifter.lifted[i].first;
+    Value* fresh = graph.addInput(old->debugName());
+    fresh->setType(old->type());
+    old->replaceAllUsesWith(fresh);
+    lifter.lifted[i].first = fresh;
+  }
+  for (size_t i = 0; i < lifter.lifted.size(); ++i) graph.eraseInput(first_param);
+
+  tg.params.clear();
+  for (const auto& [value, named] : lifter.lifted) tg.params.push_back(Param{value, named.first, named.second});
+}
+
+}  // namespace torch2onnx::torch_side

@@ -1,0 +1,28 @@
+// The torch-side passes, in pipeline order (see src/pipeline.cpp).
+#pragma once
+
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+
+#include "torch_passes/torch_graph.h"
+
+namespace torch2onnx::torch_side {
+
+// forward() of `module` as an inlined graph (module put in the requested training mode).
+TorchGraph inline_forward(torch::jit::Module& module, const TorchContext& ctx);
+// self.<path> reads -> parameter inputs (state_dict order) and constants.
+void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchContext& ctx);
+// Matches the example args against forward()'s inputs: tensors stay inputs,
+// tuples/lists are flattened into one input per tensor, numbers and None
+// become constants.
+void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args, const TorchContext& ctx);
+// In-place ops: later reads of the mutated value read the op's result.
+void functionalize(TorchGraph& tg, const TorchContext& ctx);
+// Removes nodes that compute nothing for export (detach, profiling) and dead code.
+void cleanup(TorchGraph& tg, const TorchContext& ctx);
+// Runs the graph once on the example inputs and records every value's
+// dtype, shape and (for numbers) value.
+void example_run(TorchGraph& tg, const TorchContext& ctx);
+
+}  // namespace torch2onnx::torch_side

@@ -1,0 +1,57 @@
+// The PyTorch-side state that the torch passes transform, from the loaded
+// module to the graph the converter reads: a flat function of
+// (user tensor inputs..., parameters...) with what the example run saw.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/ir.h>
+
+#include "torch2onnx/options.h"
+
+namespace torch2onnx::torch_side {
+
+// A tensor attribute of the module (parameter or buffer) used by the graph.
+struct Param {
+  torch::jit::Value* value = nullptr;  // graph input standing for it
+  std::string name;                    // "features.0.weight"
+  at::Tensor tensor;
+};
+
+// What the example run saw for one value.
+struct ExampleInfo {
+  enum class Kind { Tensor, Int, Float, Bool, None, String, Device, List, Tuple, Other };
+  Kind kind = Kind::Other;
+  at::ScalarType dtype = at::ScalarType::Undefined;  // tensors
+  std::vector<int64_t> sizes;                        // tensors
+  c10::IValue scalar;                                // Int/Float/Bool/String/Device values
+  std::vector<ExampleInfo> elements;                 // List/Tuple
+};
+
+struct TorchGraph {
+  std::shared_ptr<torch::jit::Graph> graph;
+  std::string root_class;  // "AlexNet"
+  // forward()'s parameters (after self): names and default values.
+  std::vector<std::string> input_arg_names;
+  std::vector<std::optional<c10::IValue>> input_defaults;
+
+  // Graph inputs: the user's flattened tensor inputs, then the parameters.
+  std::vector<torch::jit::Value*> user_inputs;
+  std::vector<std::string> user_input_names;  // from the forward() signature
+  std::vector<at::Tensor> example_inputs;     // aligned with user_inputs
+  std::vector<Param> params;                  // state_dict order
+
+  std::unordered_map<const torch::jit::Value*, ExampleInfo> info;  // filled by the example run
+};
+
+// Options and state shared by the torch passes.
+struct TorchContext {
+  const ExportOptions& options;
+};
+
+}  // namespace torch2onnx::torch_side

@@ -1,0 +1,149 @@
+"""Shared test machinery: trace a model to a TorchScript archive, export it
+with the torch2onnx CLI, check it with the ONNX checker (full check) and run
+it in ONNX Runtime (through tools/ort/run.js), comparing with PyTorch.
+
+Run with Debian's /usr/bin/python3 (torch, torchvision, onnx, numpy).
+"""
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import onnx
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLI = os.environ.get("T2O_CLI", os.path.join(ROOT, "build", "torch2onnx"))
+ORT_RUNNER = os.path.join(ROOT, "tools", "ort", "run.js")
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def flatten(value):
+    """Tensors of a (nested) output or input, in order: what the graph's outputs are."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        out = []
+        for v in value:
+            out.extend(flatten(v))
+        return out
+    if isinstance(value, dict):
+        out = []
+        for v in value.values():
+            out.extend(flatten(v))
+        return out
+    return []
+
+
+def trace(module, args, path, strict=True):
+    """Traces `module` under no_grad (as users save models) and saves the archive."""
+    with torch.no_grad():
+        traced = torch.jit.trace(module, args, strict=strict, check_trace=False)
+    traced.save(path)
+    return traced
+
+
+def export(model_path, out_path, args_path=None, inputs=(), extra=(), expect_ok=True):
+    cmd = [CLI, "export", model_path, "-o", out_path]
+    if args_path:
+        cmd += ["--args", args_path]
+    for spec in inputs:
+        cmd += ["--input", spec]
+    cmd += list(extra)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if expect_ok and proc.returncode != 0:
+        raise AssertionError(f"export failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
+    return proc
+
+
+def run_ort(onnx_path, inputs, workdir, bench=0):
+    """Runs the model on `inputs` (numpy arrays, in graph input order)."""
+    in_args = []
+    for i, arr in enumerate(inputs):
+        p = os.path.join(workdir, f"in{i}.npy")
+        np.save(p, np.ascontiguousarray(arr))
+        in_args += ["--in", p]
+    out_dir = os.path.join(workdir, "ort_out")
+    os.makedirs(out_dir, exist_ok=True)
+    cmd = ["node", ORT_RUNNER, onnx_path, *in_args, "--out", out_dir]
+    if bench:
+        cmd += ["--bench", str(bench)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"ONNX Runtime failed on {onnx_path}:\n{proc.stderr}")
+    summary = json.loads(proc.stdout)
+    outs = [np.load(os.path.join(out_dir, f"{k}.npy")) for k in range(len(summary["outputs"]))]
+    return outs, summary
+
+
+def full_check(onnx_path):
+    onnx.checker.check_model(onnx_path, full_check=True)
+    return onnx.load(onnx_path)
+
+
+def compare(expected, actual, names=None, rtol_scale=1e-4):
+    """max |ort - torch| <= 1e-4 * (1 + max |torch|) per output; integers and bools exactly."""
+    if len(expected) != len(actual):
+        raise Mismatch(f"{len(actual)} outputs from ONNX Runtime, {len(expected)} from PyTorch")
+    report = []
+    for k, (e, a) in enumerate(zip(expected, actual)):
+        e = e.detach().cpu().numpy() if isinstance(e, torch.Tensor) else np.asarray(e)
+        label = names[k] if names else f"output {k}"
+        if tuple(e.shape) != tuple(a.shape):
+            raise Mismatch(f"{label}: shape {a.shape} from ONNX Runtime, {e.shape} from PyTorch")
+        if e.dtype != a.dtype:
+            raise Mismatch(f"{label}: dtype {a.dtype} from ONNX Runtime, {e.dtype} from PyTorch")
+        if e.dtype.kind in "biu":
+            bad = int(np.count_nonzero(e != a))
+            if bad:
+                raise Mismatch(f"{label}: {bad} integer elements differ")
+            report.append((label, 0.0, 0.0))
+            continue
+        e64, a64 = e.astype(np.float64), a.astype(np.float64)
+        if np.isnan(e64).any() or np.isnan(a64).any():
+            if not np.array_equal(np.isnan(e64), np.isnan(a64)):
+                raise Mismatch(f"{label}: NaN positions differ")
+            mask = ~np.isnan(e64)
+            e64, a64 = e64[mask], a64[mask]
+        scale = float(np.max(np.abs(e64))) if e64.size else 0.0
+        err = float(np.max(np.abs(e64 - a64))) if e64.size else 0.0
+        tol = rtol_scale * (1.0 + scale)
+        if not err <= tol:
+            raise Mismatch(f"{label}: max |ort - torch| = {err:.3g} > {tol:.3g} (max |torch| = {scale:.3g})")
+        report.append((label, err, tol))
+    return report
+
+
+def check_module(module, args, *, opset=None, workdir=None, extra=(), strict=True, expected=None):
+    """Trace, export with the CLI, full-check, run in ORT, compare with eager PyTorch.
+
+    Returns (onnx ModelProto, report)."""
+    own = workdir is None
+    tmp = tempfile.TemporaryDirectory() if own else None
+    workdir = tmp.name if own else workdir
+    try:
+        if not isinstance(args, tuple):
+            args = (args,)
+        with torch.no_grad():
+            if expected is None:
+                expected = flatten(module(*args))
+        pt = os.path.join(workdir, "model.pt")
+        trace(module, args, pt, strict=strict)
+        args_pt = os.path.join(workdir, "args.pt")
+        torch.save(args, args_pt)
+        out = os.path.join(workdir, "model.onnx")
+        flags = list(extra)
+        if opset is not None:
+            flags += ["--opset", str(opset)]
+        export(pt, out, args_path=args_pt, extra=flags)
+        model = full_check(out)
+        inputs = [t.numpy() for t in flatten(args)]
+        actual, _ = run_ort(out, inputs, workdir)
+        return model, compare(expected, actual)
+    finally:
+        if own:
+            tmp.cleanup()

@@ -1,0 +1,259 @@
+"""The models torch2onnx is tested on: builders with seeded random weights and
+example args. Nothing is downloaded (torchvision builds without weights=).
+
+Each entry: name -> function returning (module in eval mode, example args tuple).
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _seed(n=0):
+    torch.manual_seed(n)
+
+
+# --------------------------------------------------------------------- DCGAN
+# The generator and discriminator of the PyTorch DCGAN example (nz=100, ngf=ndf=64, nc=3).
+class DCGANGenerator(nn.Module):
+    def __init__(self, nz=100, ngf=64, nc=3):
+        super().__init__()
+        self.main = nn.Sequential(
+            nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False),
+            nn.BatchNorm2d(ngf * 8),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 8, ngf * 4, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ngf * 4),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ngf * 2),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ngf),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False),
+            nn.Tanh(),
+        )
+
+    def forward(self, x):
+        return self.main(x)
+
+
+class DCGANDiscriminator(nn.Module):
+    def __init__(self, nc=3, ndf=64):
+        super().__init__()
+        self.main = nn.Sequential(
+            nn.Conv2d(nc, ndf, 4, 2, 1, bias=False),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ndf * 2),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf * 2, ndf * 4, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ndf * 4),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf * 4, ndf * 8, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ndf * 8),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf * 8, 1, 4, 1, 0, bias=False),
+            nn.Sigmoid(),
+        )
+
+    def forward(self, x):
+        return self.main(x).view(-1, 1).squeeze(1)
+
+
+def _randomize_bn(module):
+    """Random BatchNorm statistics, so eval-mode BN is not an identity."""
+    g = torch.Generator().manual_seed(1)
+    for m in module.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
+            m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+            if m.affine:
+                m.weight.data.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
+                m.bias.data.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
+    return module
+
+
+# --------------------------------------------------------- SuperResolution
+# The super-resolution network of the PyTorch ONNX tutorial (ESPCN).
+class SuperResolutionNet(nn.Module):
+    def __init__(self, upscale_factor=3):
+        super().__init__()
+        self.relu = nn.ReLU()
+        self.conv1 = nn.Conv2d(1, 64, (5, 5), (1, 1), (2, 2))
+        self.conv2 = nn.Conv2d(64, 64, (3, 3), (1, 1), (1, 1))
+        self.conv3 = nn.Conv2d(64, 32, (3, 3), (1, 1), (1, 1))
+        self.conv4 = nn.Conv2d(32, upscale_factor ** 2, (3, 3), (1, 1), (1, 1))
+        self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
+
+    def forward(self, x):
+        x = self.relu(self.conv1(x))
+        x = self.relu(self.conv2(x))
+        x = self.relu(self.conv3(x))
+        return self.pixel_shuffle(self.conv4(x))
+
+
+# ------------------------------------------------------- word language model
+# The models of pytorch/examples word_language_model: an RNN (LSTM, GRU,
+# RNN_TANH) and a Transformer variant.
+class RNNModel(nn.Module):
+    def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.2):
+        super().__init__()
+        self.ntoken = ntoken
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        if rnn_type in ("LSTM", "GRU"):
+            self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)
+        else:
+            nonlinearity = {"RNN_TANH": "tanh", "RNN_RELU": "relu"}[rnn_type]
+            self.rnn = nn.RNN(ninp, nhid, nlayers, nonlinearity=nonlinearity, dropout=dropout)
+        self.decoder = nn.Linear(nhid, ntoken)
+        self.rnn_type = rnn_type
+        self.nhid = nhid
+        self.nlayers = nlayers
+
+    def forward(self, input, hidden):
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb, hidden)
+        output = self.drop(output)
+        decoded = self.decoder(output)
+        decoded = decoded.view(-1, self.ntoken)
+        return F.log_softmax(decoded, dim=1), hidden
+
+    def init_hidden(self, bsz):
+        if self.rnn_type == "LSTM":
+            return (torch.randn(self.nlayers, bsz, self.nhid), torch.randn(self.nlayers, bsz, self.nhid))
+        return torch.randn(self.nlayers, bsz, self.nhid)
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, dropout=0.1, max_len=5000):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        pe = torch.zeros(max_len, d_model)
+        position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        pe = pe.unsqueeze(0).transpose(0, 1)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        x = x + self.pe[: x.size(0), :]
+        return self.dropout(x)
+
+
+class TransformerModel(nn.Module):
+    def __init__(self, ntoken, ninp, nhead, nhid, nlayers, dropout=0.5):
+        super().__init__()
+        self.pos_encoder = PositionalEncoding(ninp, dropout)
+        encoder_layers = nn.TransformerEncoderLayer(ninp, nhead, nhid, dropout)
+        self.transformer_encoder = nn.TransformerEncoder(encoder_layers, nlayers)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        self.ninp = ninp
+        self.decoder = nn.Linear(ninp, ntoken)
+
+    def forward(self, src, src_mask):
+        src = self.encoder(src) * math.sqrt(self.ninp)
+        src = self.pos_encoder(src)
+        output = self.transformer_encoder(src, src_mask)
+        output = self.decoder(output)
+        return F.log_softmax(output, dim=-1)
+
+
+def causal_mask(sz):
+    return torch.triu(torch.full((sz, sz), float("-inf")), diagonal=1)
+
+
+# ----------------------------------------------------------------- registry
+def _tv():
+    import torchvision
+
+    return torchvision.models
+
+
+def alexnet():
+    _seed()
+    return _tv().alexnet().eval(), (torch.randn(2, 3, 224, 224),)
+
+
+def vgg16():
+    _seed()
+    return _tv().vgg16().eval(), (torch.randn(1, 3, 224, 224),)
+
+
+def resnet50():
+    _seed()
+    return _randomize_bn(_tv().resnet50()).eval(), (torch.randn(1, 3, 224, 224),)
+
+
+def densenet121():
+    _seed()
+    return _randomize_bn(_tv().densenet121()).eval(), (torch.randn(1, 3, 224, 224),)
+
+
+def inception_v3():
+    _seed()
+    m = _tv().inception_v3(init_weights=True, aux_logits=True)
+    return _randomize_bn(m).eval(), (torch.randn(1, 3, 299, 299),)
+
+
+def dcgan_generator():
+    _seed()
+    return _randomize_bn(DCGANGenerator()).eval(), (torch.randn(2, 100, 1, 1),)
+
+
+def dcgan_discriminator():
+    _seed()
+    return _randomize_bn(DCGANDiscriminator()).eval(), (torch.randn(2, 3, 64, 64),)
+
+
+def super_resolution():
+    _seed()
+    return SuperResolutionNet(upscale_factor=3).eval(), (torch.randn(1, 1, 224, 224),)
+
+
+def _word_lm(rnn_type):
+    _seed()
+    ntoken, bsz, seq = 1000, 4, 12
+    m = RNNModel(rnn_type, ntoken, 64, 64, 2).eval()
+    tokens = torch.randint(0, ntoken, (seq, bsz))
+    return m, (tokens, m.init_hidden(bsz))
+
+
+def word_lm_lstm():
+    return _word_lm("LSTM")
+
+
+def word_lm_gru():
+    return _word_lm("GRU")
+
+
+def word_lm_rnn_tanh():
+    return _word_lm("RNN_TANH")
+
+
+def word_lm_transformer():
+    _seed()
+    ntoken, bsz, seq = 1000, 4, 12
+    m = TransformerModel(ntoken, 64, 4, 128, 2).eval()
+    tokens = torch.randint(0, ntoken, (seq, bsz))
+    return m, (tokens, causal_mask(seq))
+
+
+MODELS = {
+    "alexnet": alexnet,
+    "dcgan_generator": dcgan_generator,
+    "dcgan_discriminator": dcgan_discriminator,
+    "densenet121": densenet121,
+    "inception_v3": inception_v3,
+    "resnet50": resnet50,
+    "super_resolution": super_resolution,
+    "vgg16": vgg16,
+    "word_lm_lstm": word_lm_lstm,
+    "word_lm_gru": word_lm_gru,
+    "word_lm_rnn_tanh": word_lm_rnn_tanh,
+    "word_lm_transformer": word_lm_transformer,
+}

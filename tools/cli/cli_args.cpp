@@ -1,0 +1,134 @@
+#include "cli_args.h"
+
+#include <cstdlib>
+
+namespace torch2onnx::cli {
+namespace {
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  throw Error(Error::Kind::Usage, msg + "\nRun 'torch2onnx --help' for usage.");
+}
+
+std::vector<std::string> split_names(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (true) {
+    size_t next = s.find(',', pos);
+    std::string part = s.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    if (part.empty()) usage_error("empty name in list '" + s + "'");
+    out.push_back(part);
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return out;
+}
+
+int parse_opset(const std::string& v) {
+  if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos)
+    usage_error("--opset needs a number, got '" + v + "'");
+  return std::atoi(v.c_str());
+}
+
+}  // namespace
+
+const char* usage_text() {
+  return R"(torch2onnx - export PyTorch (TorchScript) models to ONNX
+
+Usage:
+  torch2onnx export MODEL.pt -o OUT.onnx [inputs] [options]
+  torch2onnx ops [--opset N]
+  torch2onnx --version | --help
+
+Inputs (example arguments of forward(), in order):
+  --args FILE.pt              a value saved with torch.save: a tensor, or a tuple/list
+                              of tensors, numbers and nested tuples (one per argument)
+  --input SPEC                repeated, one per argument: a .npy file, or a shape
+                              with optional dtype for random data, e.g. 1x3x224x224,
+                              35x20:int64, scalar:float32
+
+Options (as torch.onnx.export):
+  -o, --output FILE           where to write the model (required for export)
+  --opset N                   target opset, 9..17 (default 17)
+  --input-names a,b           names of the graph inputs, in order (a shorter list
+                              names a prefix; names past the inputs rename weights)
+  --output-names y            names of the graph outputs, in order
+  --no-export-params          weights become graph inputs (state_dict order)
+  --keep-initializers-as-inputs  also list weights as graph inputs
+  --no-constant-folding       do not fold constant subgraphs
+  --training MODE             eval (default), preserve or train
+  --verbose                   print the exported graph in readable form
+  --keep-doc-strings          each node's doc_string carries its source line
+
+Exit status: 0 on success, 1 on an export error, 2 on a usage error.
+)";
+}
+
+Command parse(const std::vector<std::string>& argv) {
+  Command c;
+  if (argv.empty()) usage_error("missing command");
+  size_t i = 0;
+  const std::string& first = argv[0];
+  if (first == "-h" || first == "--help" || first == "help") {
+    c.name = "help";
+    return c;
+  }
+  if (first == "--version" || first == "version") {
+    c.name = "version";
+    return c;
+  }
+  if (first != "export" && first != "ops") usage_error("unknown command '" + first + "'");
+  c.name = first;
+  ++i;
+  auto value = [&](const std::string& flag) -> std::string {
+    if (i + 1 >= argv.size()) usage_error(flag + " needs a value");
+    return argv[++i];
+  };
+  for (; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    std::string flag = a, inline_value;
+    bool has_inline = false;
+    if (a.rfind("--", 0) == 0) {
+      auto eq = a.find('=');
+      if (eq != std::string::npos) {
+        flag = a.substr(0, eq);
+        inline_value = a.substr(eq + 1);
+        has_inline = true;
+      }
+    }
+    auto get = [&]() { return has_inline ? inline_value : value(flag); };
+    if (flag == "-o" || flag == "--output") c.output = get();
+    else if (flag == "--args") c.args_file = get();
+    else if (flag == "--input") c.inputs.push_back(get());
+    else if (flag == "--opset" || flag == "--opset-version") { c.options.opset_version = parse_opset(get()); c.opset_given = true; }
+    else if (flag == "--input-names") c.options.input_names = split_names(get());
+    else if (flag == "--output-names") c.options.output_names = split_names(get());
+    else if (flag == "--no-export-params") c.options.export_params = false;
+    else if (flag == "--keep-initializers-as-inputs") c.options.keep_initializers_as_inputs = true;
+    else if (flag == "--no-constant-folding") c.options.do_constant_folding = false;
+    else if (flag == "--verbose" || flag == "-v") c.options.verbose = true;
+    else if (flag == "--keep-doc-strings") c.options.keep_doc_strings = true;
+    else if (flag == "--training") {
+      std::string m = get();
+      if (m == "eval") c.options.training = TrainingMode::Eval;
+      else if (m == "preserve") c.options.training = TrainingMode::Preserve;
+      else if (m == "train" || m == "training") c.options.training = TrainingMode::Training;
+      else usage_error("--training must be eval, preserve or train, got '" + m + "'");
+    } else if (!a.empty() && a[0] == '-') {
+      usage_error("unknown option '" + a + "'");
+    } else if (c.name == "export" && c.model.empty()) {
+      c.model = a;
+    } else {
+      usage_error("unexpected argument '" + a + "'");
+    }
+  }
+  if (c.name == "export") {
+    if (c.model.empty()) usage_error("export needs a model file (MODEL.pt)");
+    if (c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");
+    if (!c.args_file.empty() && !c.inputs.empty()) usage_error("give example inputs with --args or with --input, not both");
+    if (c.args_file.empty() && c.inputs.empty())
+      usage_error("export needs example inputs: --args FILE.pt or one --input per forward() argument");
+  }
+  return c;
+}
+
+}  // namespace torch2onnx::cli

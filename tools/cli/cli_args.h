@@ -1,0 +1,26 @@
+// Command line parsing for the torch2onnx tool (no LibTorch here).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "torch2onnx/options.h"
+
+namespace torch2onnx::cli {
+
+struct Command {
+  std::string name;                 // export | ops | check | help | version
+  std::string model;                // archive path
+  std::string output;               // -o
+  std::string args_file;            // --args
+  std::vector<std::string> inputs;  // --input (repeated)
+  bool opset_given = false;
+  ExportOptions options;
+};
+
+// Throws Error(Usage) with a message naming the problem.
+Command parse(const std::vector<std::string>& argv);
+
+const char* usage_text();
+
+}  // namespace torch2onnx::cli
