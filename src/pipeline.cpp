@@ -51,6 +51,8 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   torch_side::functionalize(tg, ctx);
   torch_side::cleanup(tg, ctx);
   torch_side::example_run(tg, ctx);
+  torch_side::fold_static_values(tg, ctx);
+  torch_side::cleanup(tg, ctx);
   return tg;
 }
 

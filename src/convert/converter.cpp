@@ -520,8 +520,10 @@ std::string unsupported_message(const std::vector<UnsupportedOperator>& ops, int
 
 ir::Model convert(TorchGraph& tg, const Registry& registry, const ExportOptions& options) {
   auto unsupported = find_unsupported(tg, registry, options.opset_version);
-  if (!unsupported.empty())
-    throw UnsupportedOperatorError(unsupported_message(unsupported, options.opset_version), std::move(unsupported));
+  if (!unsupported.empty()) {
+    std::string message = unsupported_message(unsupported, options.opset_version);
+    throw UnsupportedOperatorError(message, std::move(unsupported));
+  }
   return Converter(tg, registry, options).run();
 }
 

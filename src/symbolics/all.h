@@ -16,6 +16,7 @@ void register_join_split(Registry& r);
 void register_linear(Registry& r);
 void register_normalization(Registry& r);
 void register_pooling(Registry& r);
+void register_reduction(Registry& r);
 void register_rnn(Registry& r);
 void register_scalars(Registry& r);
 void register_shape(Registry& r);
@@ -34,6 +35,7 @@ inline void register_all(Registry& r) {
   register_linear(r);
   register_normalization(r);
   register_pooling(r);
+  register_reduction(r);
   register_rnn(r);
   register_scalars(r);
   register_shape(r);

@@ -150,6 +150,10 @@ void adaptive_pool(SymbolicContext& ctx, bool is_max) {
     even = even && out_size[i] > 0 && L % out_size[i] == 0;
     kernel.push_back(out_size[i] > 0 ? L / out_size[i] : 0);
   }
+  if (even && all_ones(kernel)) {
+    ctx.out(x);  // output size == input size
+    return;
+  }
   if (even) {
     ir::Attributes a{{"kernel_shape", kernel}, {"pads", std::vector<int64_t>(2 * nd, 0)}, {"strides", kernel}};
     ctx.out(ctx.op(is_max ? "MaxPool" : "AveragePool", {x}, std::move(a)));

@@ -27,6 +27,7 @@ ExampleInfo info_of(const c10::IValue& v) {
     if (t.defined()) {
       info.dtype = t.scalar_type();
       info.sizes = t.sizes().vec();
+      if (t.numel() <= 64 && !t.is_quantized()) info.small_value = t.detach().clone();
     }
   } else if (v.isInt()) {
     info.kind = ExampleInfo::Kind::Int;

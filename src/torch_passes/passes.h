@@ -25,4 +25,9 @@ void cleanup(TorchGraph& tg, const TorchContext& ctx);
 // dtype, shape and (for numbers) value.
 void example_run(TorchGraph& tg, const TorchContext& ctx);
 
+// Values that depend neither on the inputs' data nor on their dynamic axes
+// (sizes of static shapes and arithmetic on them) become the constants the
+// example run computed.
+void fold_static_values(TorchGraph& tg, const TorchContext& ctx);
+
 }  // namespace torch2onnx::torch_side

@@ -30,6 +30,7 @@ struct ExampleInfo {
   at::ScalarType dtype = at::ScalarType::Undefined;  // tensors
   std::vector<int64_t> sizes;                        // tensors
   c10::IValue scalar;                                // Int/Float/Bool/String/Device values
+  at::Tensor small_value;                            // tensors of at most 64 elements: the value
   std::vector<ExampleInfo> elements;                 // List/Tuple
 };
 

@@ -63,17 +63,31 @@ class DCGANDiscriminator(nn.Module):
         return self.main(x).view(-1, 1).squeeze(1)
 
 
-def _randomize_bn(module):
-    """Random BatchNorm statistics, so eval-mode BN is not an identity."""
+def _randomize_bn(module, example=None):
+    """Random BatchNorm affine parameters, and running statistics measured on
+    random data (so eval-mode BN is neither an identity nor blows activations
+    up through deep random networks)."""
     g = torch.Generator().manual_seed(1)
-    for m in module.modules():
-        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+    bns = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    for m in bns:
+        if m.affine:
+            m.weight.data.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
+            m.bias.data.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
+    if example is not None and bns:
+        for m in bns:
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average over the calibration batches
+        module.train()
+        with torch.no_grad():
+            for _ in range(2):
+                module(*[torch.randn_like(t) if t.is_floating_point() else t for t in example])
+        for m in bns:
+            m.momentum = 0.1
+    else:
+        for m in bns:
             m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
             m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
-            if m.affine:
-                m.weight.data.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
-                m.bias.data.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
-    return module
+    return module.eval()
 
 
 # --------------------------------------------------------- SuperResolution
@@ -184,30 +198,34 @@ def vgg16():
     return _tv().vgg16().eval(), (torch.randn(1, 3, 224, 224),)
 
 
+def _calibrated(model, args):
+    return _randomize_bn(model, args), args
+
+
 def resnet50():
     _seed()
-    return _randomize_bn(_tv().resnet50()).eval(), (torch.randn(1, 3, 224, 224),)
+    return _calibrated(_tv().resnet50(), (torch.randn(1, 3, 224, 224),))
 
 
 def densenet121():
     _seed()
-    return _randomize_bn(_tv().densenet121()).eval(), (torch.randn(1, 3, 224, 224),)
+    return _calibrated(_tv().densenet121(), (torch.randn(1, 3, 224, 224),))
 
 
 def inception_v3():
     _seed()
     m = _tv().inception_v3(init_weights=True, aux_logits=True)
-    return _randomize_bn(m).eval(), (torch.randn(1, 3, 299, 299),)
+    return _calibrated(m, (torch.randn(2, 3, 299, 299),))
 
 
 def dcgan_generator():
     _seed()
-    return _randomize_bn(DCGANGenerator()).eval(), (torch.randn(2, 100, 1, 1),)
+    return _calibrated(DCGANGenerator(), (torch.randn(2, 100, 1, 1),))
 
 
 def dcgan_discriminator():
     _seed()
-    return _randomize_bn(DCGANDiscriminator()).eval(), (torch.randn(2, 3, 64, 64),)
+    return _calibrated(DCGANDiscriminator(), (torch.randn(2, 3, 64, 64),))
 
 
 def super_resolution():

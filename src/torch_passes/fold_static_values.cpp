@@ -1,0 +1,159 @@
+// Static values: x.size(d) of a dimension that is not dynamic, and anything
+// computed only from such values and constants (NumToTensor, Int, integer
+// arithmetic, small index tensors), is the same for every valid input. Those
+// values become constants (taken from the example run), so symbolics see
+// constants where ONNX wants attributes and the exported graph carries no
+// shape arithmetic for static axes. Dims named in dynamic_axes, and values
+// read from tensor data, stay computations.
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <set>
+#include <unordered_set>
+
+#include "torch_passes/passes.h"
+
+namespace torch2onnx::torch_side {
+namespace {
+
+using torch::jit::Node;
+using torch::jit::Value;
+
+// Operators whose output shape depends on the input values, not only shapes.
+bool data_dependent_shape(const Node* n) {
+  static const std::unordered_set<std::string> ops = {
+      "aten::nonzero", "aten::nonzero_numpy", "aten::unique", "aten::_unique", "aten::_unique2",
+      "aten::unique_consecutive", "aten::unique_dim", "aten::masked_select", "aten::index",
+      "aten::repeat_interleave", "aten::bincount", "aten::histc", "torchvision::nms", "aten::argwhere",
+      "aten::nonzero_static"};
+  return ops.count(n->kind().toQualString()) != 0;
+}
+
+bool is_tensor(const Value* v) { return v->type()->kind() == c10::TypeKind::TensorType; }
+
+class Folder {
+ public:
+  Folder(TorchGraph& tg, const ExportOptions& options) : tg_(tg) {
+    for (size_t i = 0; i < tg.user_inputs.size(); ++i) {
+      std::string name = i < options.input_names.size() ? options.input_names[i] : tg.user_input_names[i];
+      auto it = options.dynamic_axes.find(name);
+      std::set<int64_t> axes;
+      if (it != options.dynamic_axes.end()) {
+        int64_t rank = static_cast<int64_t>(tg.example_inputs[i].dim());
+        for (const auto& a : it->second) axes.insert(a.axis < 0 ? a.axis + rank : a.axis);
+      }
+      input_dynamic_axes_[tg.user_inputs[i]] = axes;
+      if (!axes.empty()) shape_static_.erase(tg.user_inputs[i]);
+      else shape_static_.insert(tg.user_inputs[i]);
+    }
+    for (const Param& p : tg.params) {
+      shape_static_.insert(p.value);
+      value_static_.insert(p.value);
+      from_params_.insert(p.value);
+    }
+  }
+
+  void run() {
+    analyze(tg_.graph->block(), true);
+    for (Node* n : tg_.graph->nodes()) fold(n);
+  }
+
+ private:
+  bool value_static(const Value* v) const { return value_static_.count(v) != 0; }
+  bool shape_static(const Value* v) const { return shape_static_.count(v) || value_static(v); }
+
+  void analyze(torch::jit::Block* b, bool top) {
+    for (Node* n : b->nodes()) {
+      for (torch::jit::Block* sub : n->blocks()) analyze(sub, false);
+      if (!top || !n->blocks().empty()) continue;  // control flow: dynamic
+      if (n->kind() == c10::prim::Constant) {
+        for (Value* o : n->outputs()) value_static_.insert(o);
+        continue;
+      }
+      if (n->kind() == c10::aten::size) {
+        Value* x = n->input(0);
+        bool st = false;
+        auto it = input_dynamic_axes_.find(x);
+        if (it != input_dynamic_axes_.end() && n->inputs().size() == 2) {
+          auto d = torch::jit::toIValue(n->input(1));
+          if (d && d->isInt()) {
+            int64_t rank = static_cast<int64_t>(tg_.info[x].sizes.size());
+            int64_t dim = d->toInt() < 0 ? d->toInt() + rank : d->toInt();
+            st = it->second.count(dim) == 0;
+          }
+        } else {
+          st = shape_static(x) && (n->inputs().size() == 1 || value_static(n->input(1)));
+        }
+        if (st) value_static_.insert(n->output());
+        continue;
+      }
+      if (n->kind() == c10::aten::dim) {
+        value_static_.insert(n->output());
+        continue;
+      }
+      bool inputs_values_static = true, inputs_shapes_static = true;
+      for (const Value* in : n->inputs()) {
+        if (from_params_.count(in))
+          for (Value* o : n->outputs()) from_params_.insert(o);
+        inputs_values_static = inputs_values_static && value_static(in);
+        if (is_tensor(in))
+          inputs_shapes_static = inputs_shapes_static && shape_static(in);
+        else
+          inputs_shapes_static = inputs_shapes_static && value_static(in);
+      }
+      const bool pure = !n->isNondeterministic() && !n->hasSideEffects() && !n->kind().is_prim() ? true
+                        : n->kind() == c10::prim::NumToTensor || n->kind() == c10::prim::ListConstruct ||
+                              n->kind() == c10::prim::ListUnpack || n->kind() == c10::prim::TupleConstruct ||
+                              n->kind() == c10::prim::TupleUnpack;
+      const bool mutates = n->maybeSchema() && n->maybeSchema()->is_mutable();
+      for (Value* o : n->outputs()) {
+        if (pure && !mutates && inputs_values_static) value_static_.insert(o);
+        if (is_tensor(o) && inputs_shapes_static && !data_dependent_shape(n)) shape_static_.insert(o);
+      }
+    }
+  }
+
+  // Replaces static values that are numbers, number lists or small tensors by constants.
+  void fold(Node* n) {
+    if (n->kind() == c10::prim::Constant || n->kind() == c10::prim::ListConstruct ||
+        n->kind() == c10::prim::TupleConstruct)
+      return;
+    for (Value* o : n->outputs()) {
+      if (!value_static(o) || !o->hasUses()) continue;
+      auto it = tg_.info.find(o);
+      if (it == tg_.info.end()) continue;
+      const ExampleInfo& info = it->second;
+      c10::IValue v;
+      if (info.kind == ExampleInfo::Kind::Int || info.kind == ExampleInfo::Kind::Float ||
+          info.kind == ExampleInfo::Kind::Bool) {
+        v = info.scalar;
+      } else if (info.kind == ExampleInfo::Kind::Tensor && info.small_value.defined()) {
+        // Only tensors derived from sizes and constants: parameters stay parameters.
+        if (from_params_.count(o)) continue;
+        v = info.small_value;
+      } else if (info.kind == ExampleInfo::Kind::List && o->type()->kind() == c10::TypeKind::ListType &&
+                 o->type()->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::IntType) {
+        std::vector<int64_t> ints;
+        for (const auto& e : info.elements) ints.push_back(e.scalar.toInt());
+        v = c10::IValue(ints);
+      } else {
+        continue;
+      }
+      torch::jit::WithInsertPoint guard(n);
+      auto c = torch::jit::tryInsertConstant(*tg_.graph, v);
+      if (!c) continue;
+      tg_.info[*c] = info;
+      o->replaceAllUsesWith(*c);
+    }
+  }
+
+  TorchGraph& tg_;
+  std::unordered_map<const Value*, std::set<int64_t>> input_dynamic_axes_;
+  std::unordered_set<const Value*> value_static_, shape_static_;
+  std::unordered_set<const Value*> from_params_;  // values computed from parameters
+};
+
+}  // namespace
+
+void fold_static_values(TorchGraph& tg, const TorchContext& ctx) { Folder(tg, ctx.options).run(); }
+
+}  // namespace torch2onnx::torch_side

@@ -1,0 +1,337 @@
+"""The torch2onnx command line tool: options and failure behaviour.
+
+Run with /usr/bin/python3 -m pytest tests/cli.
+"""
+import os
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 8 * 8, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        return self.fc(y.flatten(1))
+
+
+class TwoInputs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x, y):
+        return self.fc(x) + y, x.sum()
+
+
+class Unsupported(nn.Module):
+    """Two operators torch2onnx has no symbolic for, in two submodules."""
+
+    class Spectral(nn.Module):
+        def forward(self, x):
+            return torch.fft.rfft(x).abs()
+
+    class Bessel(nn.Module):
+        def forward(self, x):
+            return torch.special.bessel_j0(x)
+
+    def __init__(self):
+        super().__init__()
+        self.spectral = Unsupported.Spectral()
+        self.bessel = Unsupported.Bessel()
+
+    def forward(self, x):
+        return self.spectral(x).sum() + self.bessel(x).sum() + self.bessel(x * 2).sum()
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    d = tmp_path_factory.mktemp("small")
+    torch.manual_seed(0)
+    m = Small().eval()
+    x = torch.randn(2, 3, 8, 8)
+    harness.trace(m, (x,), str(d / "small.pt"))
+    torch.save((x,), str(d / "args.pt"))
+    with torch.no_grad():
+        expected = m(x)
+    return d, m, x, expected
+
+
+def run(*args):
+    return subprocess.run([harness.CLI, *args], capture_output=True, text=True)
+
+
+def test_export_matches_pytorch(small, tmp_path):
+    d, _, x, expected = small
+    out = str(tmp_path / "m.onnx")
+    harness.export(str(d / "small.pt"), out, args_path=str(d / "args.pt"))
+    harness.full_check(out)
+    actual, _ = harness.run_ort(out, [x.numpy()], str(tmp_path))
+    harness.compare([expected], actual)
+
+
+def test_model_header(small, tmp_path):
+    d = small[0]
+    for opset, ir in [(9, 4), (11, 6), (13, 7), (17, 8)]:
+        out = str(tmp_path / f"m{opset}.onnx")
+        harness.export(str(d / "small.pt"), out, args_path=str(d / "args.pt"), extra=["--opset", str(opset)])
+        m = onnx.load(out)
+        assert m.ir_version == ir
+        assert [(o.domain, o.version) for o in m.opset_import] == [("", opset)]
+        assert m.producer_name == "torch2onnx" and m.producer_version
+        names = {i.name for i in m.graph.initializer}
+        assert {"conv.weight", "conv.bias", "fc.weight", "fc.bias"} <= names or "fc.weight" in names
+        # graph inputs/outputs carry dtype and full shape; intermediate values have value_info
+        inp = m.graph.input[0]
+        assert inp.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+        assert [dd.dim_value for dd in inp.type.tensor_type.shape.dim] == [2, 3, 8, 8]
+        outp = m.graph.output[0]
+        assert [dd.dim_value for dd in outp.type.tensor_type.shape.dim] == [2, 5]
+        assert len(m.graph.value_info) >= 3
+
+
+def test_parameter_names_and_no_export_params(small, tmp_path):
+    d, m, x, expected = small
+    out = str(tmp_path / "noparams.onnx")
+    harness.export(str(d / "small.pt"), out, args_path=str(d / "args.pt"),
+                   extra=["--no-export-params", "--no-constant-folding"])
+    model = harness.full_check(out)
+    assert len(model.graph.initializer) == 0
+    names = [i.name for i in model.graph.input]
+    # the user input, then the weights in state_dict order (unused buffers like num_batches_tracked dropped)
+    sd = [k for k in m.state_dict() if not k.endswith("num_batches_tracked")]
+    assert names == ["x"] + sd
+    feeds = [x.numpy()] + [m.state_dict()[k].numpy() for k in sd]
+    actual, _ = harness.run_ort(out, feeds, str(tmp_path))
+    harness.compare([expected], actual)
+
+
+def test_keep_initializers_as_inputs(small, tmp_path):
+    d = small[0]
+    out = str(tmp_path / "keep.onnx")
+    harness.export(str(d / "small.pt"), out, args_path=str(d / "args.pt"), extra=["--keep-initializers-as-inputs"])
+    model = harness.full_check(out)
+    inputs = {i.name for i in model.graph.input}
+    inits = {i.name for i in model.graph.initializer}
+    assert inits and inits <= inputs
+    assert "x" in inputs
+
+
+def test_input_and_output_names(tmp_path):
+    torch.manual_seed(0)
+    m = TwoInputs().eval()
+    x, y = torch.randn(4, 6), torch.randn(4, 3)
+    pt = str(tmp_path / "two.pt")
+    harness.trace(m, (x, y), pt)
+    torch.save((x, y), str(tmp_path / "args.pt"))
+    out = str(tmp_path / "two.onnx")
+    harness.export(pt, out, args_path=str(tmp_path / "args.pt"),
+                   extra=["--input-names", "first,second", "--output-names", "main"])
+    model = harness.full_check(out)
+    assert [i.name for i in model.graph.input] == ["first", "second"]
+    assert [o.name for o in model.graph.output][0] == "main"
+    assert len(model.graph.output) == 2
+    # a shorter list names a prefix
+    harness.export(pt, out, args_path=str(tmp_path / "args.pt"), extra=["--input-names", "only"])
+    model = onnx.load(out)
+    assert [i.name for i in model.graph.input][0] == "only"
+    with torch.no_grad():
+        expected = harness.flatten(m(x, y))
+    actual, _ = harness.run_ort(out, [x.numpy(), y.numpy()], str(tmp_path))
+    harness.compare(expected, actual)
+    # too many names is a usage error
+    proc = run("export", pt, "-o", out + "2", "--args", str(tmp_path / "args.pt"), "--input-names", "a,b,c,d,e")
+    assert proc.returncode != 0 and "input_names" in proc.stderr
+
+
+def test_verbose_prints_types_attributes_and_scopes(small, tmp_path):
+    d = small[0]
+    proc = run("export", str(d / "small.pt"), "-o", str(tmp_path / "v.onnx"), "--args", str(d / "args.pt"),
+               "--verbose", "--no-constant-folding")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert text.startswith("graph(%x : Float(2, 3, 8, 8)")
+    assert "%conv.weight : Float(4, 3, 3, 3)" in text
+    assert "onnx::Conv[dilations=[1, 1], group=1, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]]" in text
+    assert "scope: Small/Conv2d[conv]" in text
+    assert "scope: Small/BatchNorm2d[bn]" in text
+    assert "Float(2, 4, 8, 8)" in text
+    assert "return (%output)" in text
+
+
+def test_keep_doc_strings(small, tmp_path):
+    d = small[0]
+    out = str(tmp_path / "doc.onnx")
+    harness.export(str(d / "small.pt"), out, args_path=str(d / "args.pt"))
+    assert all(not n.doc_string for n in onnx.load(out).graph.node)
+    harness.export(str(d / "small.pt"), out, args_path=str(d / "args.pt"), extra=["--keep-doc-strings"])
+    docs = [n.doc_string for n in onnx.load(out).graph.node]
+    assert all(docs)
+    assert any("test_cli.py" in doc for doc in docs)  # the user's line (forward of Small)
+    assert any("conv.py" in doc for doc in docs)
+
+
+def test_random_inputs_from_shapes(small, tmp_path):
+    d, m, _, _ = small
+    out = str(tmp_path / "r.onnx")
+    harness.export(str(d / "small.pt"), out, inputs=["2x3x8x8:float32"])
+    harness.full_check(out)
+    x = np.random.RandomState(0).randn(2, 3, 8, 8).astype(np.float32)
+    actual, _ = harness.run_ort(out, [x], str(tmp_path))
+    with torch.no_grad():
+        harness.compare([m(torch.from_numpy(x))], actual)
+
+
+def test_npy_inputs(small, tmp_path):
+    d, _, x, _ = small
+    np.save(str(tmp_path / "x.npy"), x.numpy())
+    out = str(tmp_path / "n.onnx")
+    harness.export(str(d / "small.pt"), out, inputs=[str(tmp_path / "x.npy")])
+    harness.full_check(out)
+
+
+def test_deterministic_output(small, tmp_path):
+    d = small[0]
+    a, b = str(tmp_path / "a.onnx"), str(tmp_path / "b.onnx")
+    harness.export(str(d / "small.pt"), a, args_path=str(d / "args.pt"))
+    harness.export(str(d / "small.pt"), b, args_path=str(d / "args.pt"))
+    assert open(a, "rb").read() == open(b, "rb").read()
+
+
+def test_ops_lists_operators_with_opset_ranges():
+    proc = run("ops")
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert "aten::relu  9-17" in lines
+    assert any(l.startswith("aten::layer_norm  9-17") for l in lines)
+
+
+# ------------------------------------------------------------------ errors
+
+def assert_clean_failure(proc, out_path, code, *fragments):
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert proc.stderr.startswith("torch2onnx: error: "), proc.stderr
+    for f in fragments:
+        assert f in proc.stderr, (f, proc.stderr)
+    assert "Traceback" not in proc.stderr and "Segmentation" not in proc.stderr
+    if out_path:
+        assert not os.path.exists(out_path)
+        leftovers = [f for f in os.listdir(os.path.dirname(out_path)) if ".tmp-" in f]
+        assert not leftovers, leftovers
+
+
+def test_missing_archive(tmp_path):
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(tmp_path / "nope.pt"), "-o", out, "--input", "1x3")
+    assert_clean_failure(proc, out, 1, "cannot open model", "No such file")
+
+
+def test_not_a_zip(tmp_path):
+    p = tmp_path / "text.pt"
+    p.write_text("hello, this is not a model")
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--input", "1x3")
+    assert_clean_failure(proc, out, 1, "not a TorchScript archive", "not a zip")
+
+
+def test_truncated_archive(small, tmp_path):
+    d = small[0]
+    data = open(d / "small.pt", "rb").read()
+    p = tmp_path / "truncated.pt"
+    p.write_bytes(data[: len(data) // 2])
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, out, 1, "truncated.pt")
+
+
+def test_zip_that_is_not_torchscript(tmp_path):
+    p = tmp_path / "plain.pt"
+    torch.save(nn.Linear(2, 2), str(p))  # a pickled module, not TorchScript
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--input", "1x2")
+    assert_clean_failure(proc, out, 1, "not a TorchScript archive")
+    q = tmp_path / "other.zip"
+    with zipfile.ZipFile(q, "w") as z:
+        z.writestr("readme.txt", "just a zip")
+    proc = run("export", str(q), "-o", out, "--input", "1x2")
+    assert_clean_failure(proc, out, 1, "other.zip")
+
+
+def test_wrong_example_args(small, tmp_path):
+    d = small[0]
+    out = str(tmp_path / "o.onnx")
+    # wrong count
+    proc = run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8", "--input", "2x3")
+    assert_clean_failure(proc, out, 1, "forward() takes 1 input", "2 example args")
+    # wrong rank
+    proc = run("export", str(d / "small.pt"), "-o", out, "--input", "3x8x8x2x2")
+    assert_clean_failure(proc, out, 1, "example inputs do not fit the model", "conv")
+    # wrong dtype
+    proc = run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8:int64")
+    assert_clean_failure(proc, out, 1, "example inputs do not fit the model")
+    # wrong channel count
+    proc = run("export", str(d / "small.pt"), "-o", out, "--input", "2x5x8x8")
+    assert_clean_failure(proc, out, 1, "example inputs do not fit the model")
+
+
+def test_unsupported_operators_are_all_listed(tmp_path):
+    m = Unsupported().eval()
+    pt = str(tmp_path / "u.pt")
+    harness.trace(m, (torch.randn(8),), pt)
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", pt, "-o", out, "--input", "8")
+    assert_clean_failure(proc, out, 1, "aten::fft_rfft", "aten::special_bessel_j0", "spectral", "bessel",
+                         "test_cli.py")
+    assert "x2" in proc.stderr  # bessel_j0 occurs twice
+
+
+def test_usage_errors(small, tmp_path):
+    d = small[0]
+    out = str(tmp_path / "o.onnx")
+    assert_clean_failure(run("export", str(d / "small.pt"), "-o", out, "--input", "2xAx8"), out, 2, "--input")
+    assert_clean_failure(run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8", "--opset", "8"),
+                         out, 2, "opset 8")
+    assert_clean_failure(run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8", "--opset", "18"),
+                         out, 2, "opset 18")
+    assert_clean_failure(run("export", str(d / "small.pt")), None, 2, "-o")
+    assert_clean_failure(run("frobnicate"), None, 2, "unknown command")
+
+
+def test_output_path_problems(small, tmp_path):
+    d = small[0]
+    proc = run("export", str(d / "small.pt"), "-o", str(tmp_path / "missing" / "o.onnx"), "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, None, 1, "cannot write", "missing")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o500)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as a user that can write anywhere")
+        proc = run("export", str(d / "small.pt"), "-o", str(ro / "o.onnx"), "--args", str(d / "args.pt"))
+        assert_clean_failure(proc, None, 1, "cannot write")
+    finally:
+        os.chmod(ro, 0o700)
+
+
+def test_failed_export_keeps_existing_file(small, tmp_path):
+    """A failing export must not destroy or half-overwrite an existing output."""
+    d = small[0]
+    out = tmp_path / "o.onnx"
+    out.write_bytes(b"previous")
+    proc = run("export", str(d / "small.pt"), "-o", str(out), "--input", "2x5x8x8")
+    assert proc.returncode == 1
+    assert out.read_bytes() == b"previous"
