@@ -1,4 +1,7 @@
 // The public C++ API (include/torch2onnx/torch2onnx.h) on top of the pipeline.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
 #include <sstream>
 
 #include "convert/converter.h"
@@ -43,7 +46,11 @@ void export_model(const torch::jit::Module& module, const std::vector<c10::IValu
                   const ExportOptions& options) {
   TrainingGuard guard(module);
   ir::Model model = export_ir(module, args, options);
+  auto t0 = std::chrono::steady_clock::now();
   serialize::write_model(model, path, write_options(options));
+  if (std::getenv("T2O_TIMING"))
+    std::cerr << "[t2o] write: "
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
 }
 
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
@@ -78,7 +85,14 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
   return convert::find_unsupported(tg, builtin_registry(), opset);
 }
 
-torch::jit::Module load_archive(const std::string& path) { return frontend::load_archive(path); }
+torch::jit::Module load_archive(const std::string& path) {
+  auto t0 = std::chrono::steady_clock::now();
+  torch::jit::Module m = frontend::load_archive(path);
+  if (std::getenv("T2O_TIMING"))
+    std::cerr << "[t2o] load_archive: "
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
+  return m;
+}
 
 std::vector<c10::IValue> load_example_args(const std::string& path) {
   return frontend::args_from_value(frontend::load_saved_value(path));

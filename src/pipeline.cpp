@@ -5,6 +5,8 @@
 //   serialize (serialize/)
 #include "pipeline.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 #include "convert/converter.h"
@@ -34,25 +36,49 @@ const NamedPass kOnnxPasses[] = {
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},
 };
 
+// T2O_TIMING=1 prints how long each stage took (stderr).
+class StageTimer {
+ public:
+  StageTimer() : enabled_(std::getenv("T2O_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
+  void done(const char* stage) {
+    if (!enabled_) return;
+    auto now = std::chrono::steady_clock::now();
+    std::cerr << "[t2o] " << stage << ": "
+              << std::chrono::duration<double, std::milli>(now - last_).count() << " ms\n";
+    last_ = now;
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_;
+};
+
 void validate(const ExportOptions& o) {
   if (o.opset_version < kMinOpset || o.opset_version > kMaxOpset)
     throw Error(Error::Kind::Usage, "opset " + std::to_string(o.opset_version) + " is not supported: torch2onnx exports opsets " +
                                         std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
 }
 
+void run_onnx_passes(ir::Model& model, const ExportOptions& options, StageTimer& timer);
+
 }  // namespace
 
 torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std::vector<c10::IValue>& args,
                                             const ExportOptions& options) {
   torch_side::TorchContext ctx{options};
+  StageTimer timer;
   torch_side::TorchGraph tg = torch_side::inline_forward(module, ctx);
+  timer.done("inline_forward");
   torch_side::lift_parameters(tg, module, ctx);
   torch_side::bind_inputs(tg, args, ctx);
   torch_side::functionalize(tg, ctx);
   torch_side::cleanup(tg, ctx);
+  timer.done("torch passes");
   torch_side::example_run(tg, ctx);
+  timer.done("example_run");
   torch_side::fold_static_values(tg, ctx);
   torch_side::cleanup(tg, ctx);
+  timer.done("fold_static_values");
   return tg;
 }
 
@@ -60,12 +86,30 @@ ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& a
                     const Registry& registry) {
   validate(options);
   ir::Model model;
-  {
-    torch_side::TorchGraph tg = trace_to_torch_graph(std::move(module), args, options);
+  StageTimer timer;
+  torch_side::TorchGraph tg = trace_to_torch_graph(std::move(module), args, options);
+  timer.done("torch side");
+  try {
     model = convert::convert(tg, registry, options);
-  }  // the torch graph (and, if we held the last reference, the module) is gone here
+    timer.done("convert");
+    run_onnx_passes(model, options, timer);
+  } catch (const UnsupportedOperatorError&) {
+    throw;
+  } catch (const Error&) {
+    // The meta run checks less than a real one (e.g. dtypes): if PyTorch itself
+    // rejects the example inputs, that is the error to report.
+    torch_side::TorchContext real{options, /*real_example_run=*/true};
+    torch_side::example_run(tg, real);
+    throw;
+  }
   model.producer_version = version();
+  if (options.verbose) ir::print_model(options.verbose_stream ? *options.verbose_stream : std::cout, model);
+  return model;
+}
 
+namespace {
+
+void run_onnx_passes(ir::Model& model, const ExportOptions& options, StageTimer& timer) {
   onnx_passes::PassContext ctx{options};
 #ifndef NDEBUG
   onnx_passes::lint(model, "conversion");
@@ -75,11 +119,12 @@ ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& a
 #ifndef NDEBUG
     onnx_passes::lint(model, pass.name);
 #endif
+    timer.done(pass.name);
   }
   serialize::check_and_infer(model);
-
-  if (options.verbose) ir::print_model(options.verbose_stream ? *options.verbose_stream : std::cout, model);
-  return model;
+  timer.done("check_and_infer");
 }
+
+}  // namespace
 
 }  // namespace torch2onnx

@@ -387,6 +387,11 @@ class Converter : public ArgMaterializer {
     } catch (const SymbolicError& e) {
       throw Error(Error::Kind::Conversion,
                   "cannot convert " + kind + " in " + torch_side::describe_origin(*origin) + ": " + e.what());
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error(Error::Kind::Internal, "internal error converting " + kind + " in " +
+                                             torch_side::describe_origin(*origin) + ": " + e.what());
     }
     const auto& results = ctx.results();
     for (size_t i = 0; i < n->outputs().size(); ++i) {

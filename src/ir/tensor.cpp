@@ -240,6 +240,26 @@ uint64_t Tensor::content_hash() const {
   return h;
 }
 
+uint64_t Tensor::fingerprint() const {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ull;
+  };
+  mix(static_cast<uint64_t>(dtype_));
+  for (int64_t d : dims_) mix(static_cast<uint64_t>(d));
+  // 64 bytes at 16 evenly spread places.
+  if (nbytes_ <= 1024) {
+    for (size_t i = 0; i < nbytes_; ++i) mix(data_[i]);
+    return h;
+  }
+  for (size_t k = 0; k < 16; ++k) {
+    size_t at = (nbytes_ - 64) * k / 15;
+    for (size_t i = 0; i + 8 <= 64; i += 8) mix(load<uint64_t>(data_ + at + i));
+  }
+  return h;
+}
+
 Tensor Tensor::converted(DType to) const {
   if (to == dtype_) return *this;
   const size_t es = dtype_size(to);

@@ -47,6 +47,9 @@ class Tensor {
   // Same dtype, dims and bytes.
   bool same_content(const Tensor& other) const;
   uint64_t content_hash() const;
+  // A cheap hash of dtype, dims and a few sampled bytes: equal content gives
+  // equal fingerprints (for bucketing before same_content).
+  uint64_t fingerprint() const;
 
   // The same values converted to another dtype (float->int truncates toward zero).
   Tensor converted(DType to) const;

@@ -16,7 +16,7 @@ void dedup_constant_nodes(ir::Graph& g) {
     if (n->op_type() != "Constant" || !n->domain().empty()) continue;
     const ir::Tensor* t = n->output(0)->constant();
     if (!t) continue;
-    auto& bucket = seen[t->content_hash()];
+    auto& bucket = seen[t->fingerprint()];
     ir::Value* same = nullptr;
     for (ir::Value* v : bucket)
       if (v->constant()->same_content(*t)) same = v;
@@ -41,7 +41,7 @@ void deduplicate_constants(ir::Model& model, const PassContext&) {
   for (ir::Value* v : inits) {
     if (v->is_graph_input()) continue;
     const ir::Tensor& t = *v->initializer();
-    auto& bucket = seen[t.content_hash()];
+    auto& bucket = seen[t.fingerprint()];
     ir::Value* same = nullptr;
     for (ir::Value* u : bucket)
       if (u->initializer()->same_content(t)) same = u;

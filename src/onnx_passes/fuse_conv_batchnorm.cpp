@@ -13,13 +13,22 @@ bool float_like(const ir::Tensor* t) {
   return t && (t->dtype() == ir::DType::Float || t->dtype() == ir::DType::Double);
 }
 
-ir::Tensor scaled(const ir::Tensor& w, const std::vector<double>& s) {
+template <typename T>
+ir::Tensor scaled_as(const ir::Tensor& w, const std::vector<double>& s) {
   const int64_t cout = w.dims().at(0);
   const int64_t per = cout ? w.numel() / cout : 0;
-  std::vector<double> out(static_cast<size_t>(w.numel()));
-  for (int64_t c = 0; c < cout; ++c)
-    for (int64_t k = 0; k < per; ++k) out[c * per + k] = w.double_at(c * per + k) * s[c];
-  return ir::Tensor::from_doubles(w.dtype(), out, w.dims());
+  std::vector<uint8_t> bytes(w.nbytes());
+  const T* in = reinterpret_cast<const T*>(w.data());
+  T* out = reinterpret_cast<T*>(bytes.data());
+  for (int64_t c = 0; c < cout; ++c) {
+    const double f = s[static_cast<size_t>(c)];
+    for (int64_t k = 0; k < per; ++k) out[c * per + k] = static_cast<T>(static_cast<double>(in[c * per + k]) * f);
+  }
+  return ir::Tensor::owned(w.dtype(), w.dims(), std::move(bytes));
+}
+
+ir::Tensor scaled(const ir::Tensor& w, const std::vector<double>& s) {
+  return w.dtype() == ir::DType::Double ? scaled_as<double>(w, s) : scaled_as<float>(w, s);
 }
 
 void run(ir::Graph& g) {

@@ -10,7 +10,6 @@ namespace {
 
 enum class Cell { LSTM, GRU, RNNTanh, RNNRelu };
 
-int64_t gates(Cell c) { return c == Cell::LSTM ? 4 : c == Cell::GRU ? 3 : 1; }
 
 // ONNX gate order in terms of PyTorch's: LSTM iofc from ifgo, GRU zrh from rzn.
 std::vector<int64_t> gate_order(Cell c) {

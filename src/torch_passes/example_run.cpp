@@ -1,14 +1,24 @@
 // Runs the graph once on the example inputs, node by node, and records what
 // each value was: a tensor's dtype and sizes, a number's value, a list's
-// elements. Symbolic functions read this to pick dtypes and ranks. Tensors
-// are released after their last use, so the run never holds more than the
-// live activations.
+// elements. Symbolic functions read this to pick dtypes and ranks.
+//
+// The run is on the meta device first: large tensors carry only dtype and
+// shape, so nothing is computed (a ResNet-50 forward costs milliseconds, not
+// a second). Small tensors (index arithmetic, sizes, masks) are computed for
+// real, so their values stay known. Should any operator fail on meta (no meta
+// kernel, or it needs data: nonzero, item, a data-dependent branch), the
+// whole graph runs again for real on the CPU; PyTorch's own error messages
+// for bad example inputs come from that run. Tensors are released after
+// their last use.
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include <cstdlib>
+#include <iostream>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "torch_passes/meta_shapes.h"
 #include "torch_passes/origin.h"
 #include "torch_passes/passes.h"
 
@@ -27,7 +37,7 @@ ExampleInfo info_of(const c10::IValue& v) {
     if (t.defined()) {
       info.dtype = t.scalar_type();
       info.sizes = t.sizes().vec();
-      if (t.numel() <= 64 && !t.is_quantized()) info.small_value = t.detach().clone();
+      if (t.numel() <= 64 && !t.is_quantized() && !t.is_meta()) info.small_value = t.detach().clone();
     }
   } else if (v.isInt()) {
     info.kind = ExampleInfo::Kind::Int;
@@ -59,17 +69,27 @@ ExampleInfo info_of(const c10::IValue& v) {
   return info;
 }
 
+// Tensors up to this many elements are computed for real in a meta run.
+constexpr int64_t kSmallTensor = 4096;
+
+// Thrown in a meta run when an operator cannot run there.
+struct NeedsRealRun {};
+
 class Runner {
  public:
-  Runner(TorchGraph& tg, OriginTable& origins) : tg_(tg), origins_(origins) {}
+  Runner(TorchGraph& tg, OriginTable& origins, bool meta) : tg_(tg), origins_(origins), meta_(meta) {}
 
   void run() {
     auto& graph = *tg_.graph;
     std::unordered_set<const Value*> mutated;
     collect_mutated(graph.block(), mutated);
-    for (size_t i = 0; i < tg_.user_inputs.size(); ++i) set(tg_.user_inputs[i], tg_.example_inputs[i]);
-    for (const Param& p : tg_.params)
-      set(p.value, mutated.count(p.value) ? p.tensor.detach().clone() : p.tensor);
+    for (size_t i = 0; i < tg_.user_inputs.size(); ++i) set(tg_.user_inputs[i], shrink(tg_.example_inputs[i]));
+    for (const Param& p : tg_.params) {
+      if (meta_)
+        set(p.value, p.tensor.to(at::kMeta));
+      else
+        set(p.value, mutated.count(p.value) ? p.tensor.detach().clone() : p.tensor);
+    }
 
     // Release each top-level value after the last top-level node that reads it.
     std::unordered_map<const Value*, const Node*> last_use;
@@ -125,12 +145,64 @@ class Runner {
     for (Value* o : b->outputs()) outputs.push_back(get(o));
   }
 
+  // In a meta run, large tensors keep only dtype and shape.
+  c10::IValue shrink(const c10::IValue& v) const {
+    if (!meta_) return v;
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      if (t.defined() && !t.is_meta() && t.numel() > kSmallTensor) return t.to(at::kMeta);
+      return v;
+    }
+    return v;
+  }
+
+  static bool has_meta(const c10::IValue& v) {
+    if (v.isTensor()) return v.toTensor().defined() && v.toTensor().is_meta();
+    if (v.isList()) {
+      for (const auto& e : v.toListRef())
+        if (has_meta(e)) return true;
+    }
+    if (v.isTuple()) {
+      for (const auto& e : v.toTupleRef().elements())
+        if (has_meta(e)) return true;
+    }
+    return false;
+  }
+
+  // Puts real tensors (and CPU device arguments) on meta, to run with meta ones.
+  static c10::IValue to_meta(const c10::IValue& v) {
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      return t.defined() && !t.is_meta() ? c10::IValue(t.to(at::kMeta)) : v;
+    }
+    if (v.isDevice() && v.toDevice().is_cpu()) return c10::IValue(c10::Device(c10::kMeta));
+    if (v.isTensorList()) {
+      c10::List<at::Tensor> out;
+      for (const at::Tensor& t : v.toTensorList()) out.push_back(t.defined() && !t.is_meta() ? t.to(at::kMeta) : t);
+      return out;
+    }
+    if (v.isList() && has_meta(v)) {
+      c10::impl::GenericList out(v.toList().elementType());
+      for (const auto& e : v.toListRef()) out.push_back(to_meta(e));
+      return out;
+    }
+    return v;
+  }
+
   void run_node(Node* n) {
     try {
       execute(n);
     } catch (const Error&) {
       throw;
+    } catch (const NeedsRealRun&) {
+      throw;
     } catch (const std::exception& e) {
+      if (meta_) {
+        if (std::getenv("T2O_TIMING"))
+          std::cerr << "[t2o] meta run stops at " << n->kind().toQualString() << ": "
+                    << std::string(e.what()).substr(0, 200) << "\n";
+        throw NeedsRealRun{};
+      }
       std::string msg = e.what();
       auto nl = msg.find('\n');
       if (nl != std::string::npos) msg = msg.substr(0, nl);
@@ -143,7 +215,7 @@ class Runner {
   void execute(Node* n) {
     const auto kind = n->kind();
     if (kind == c10::prim::Constant) {
-      set(n->output(), torch::jit::toIValue(n->output()).value());
+      set(n->output(), shrink(torch::jit::toIValue(n->output()).value()));
     } else if (kind == c10::prim::ListConstruct) {
       auto lt = n->output()->type()->expect<c10::ListType>();
       c10::impl::GenericList list(lt->getElementType());
@@ -179,13 +251,74 @@ class Runner {
       torch::jit::Operation operation = op->getOperation(n);
       torch::jit::Stack stack;
       stack.reserve(n->inputs().size());
-      for (Value* in : n->inputs()) stack.push_back(get(in));
+      bool any_meta = false;
+      for (Value* in : n->inputs()) {
+        stack.push_back(get(in));
+        any_meta = any_meta || has_meta(stack.back());
+      }
+      if (any_meta) {
+        for (auto& v : stack) v = to_meta(v);
+        if (run_meta_substitute(n, stack)) return;
+      }
       operation(stack);
       if (stack.size() < n->outputs().size())
         throw std::runtime_error("operator returned " + std::to_string(stack.size()) + " values");
       const size_t base = stack.size() - n->outputs().size();
-      for (size_t i = 0; i < n->outputs().size(); ++i) set(n->output(i), std::move(stack[base + i]));
+      for (size_t i = 0; i < n->outputs().size(); ++i) set(n->output(i), shrink(stack[base + i]));
     }
+  }
+
+  // Operators whose own kernel has no meta path, computed through an
+  // equivalent that has one.
+  bool run_meta_substitute(Node* n, torch::jit::Stack& stack) {
+    if (auto outs = meta_outputs(n->kind().toQualString(), stack)) {
+      if (outs->size() != n->outputs().size()) throw std::runtime_error("meta shape function arity");
+      for (size_t i = 0; i < outs->size(); ++i) set(n->output(i), (*outs)[i]);
+      return true;
+    }
+    const auto k = n->kind();
+    if ((k == c10::aten::_convolution || k == c10::aten::convolution) && stack.size() >= 9) {
+      set(n->output(), meta_convolution(stack[0].toTensor(), stack[1].toTensor(), stack[3].toIntVector(),
+                                        stack[4].toIntVector(), stack[5].toIntVector(), stack[6].toBool(),
+                                        stack[7].toIntVector(), stack[8].toInt()));
+      return true;
+    }
+    return false;
+  }
+
+  // The output of a convolution on meta tensors (LibTorch has no C++ meta
+  // kernel for it). Inconsistent shapes throw, which sends the export to a
+  // real run and PyTorch's own message.
+  static at::Tensor meta_convolution(const at::Tensor& x, const at::Tensor& w, std::vector<int64_t> stride,
+                                     std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
+                                     std::vector<int64_t> output_padding, int64_t groups) {
+    const int64_t nd = w.dim() - 2;
+    const bool batched = x.dim() == w.dim();
+    if (nd < 1 || (!batched && x.dim() != w.dim() - 1) || groups < 1) throw std::runtime_error("bad convolution");
+    auto expand = [nd](std::vector<int64_t>& v, int64_t dflt) {
+      if (v.empty()) v.assign(static_cast<size_t>(nd), dflt);
+      if (v.size() == 1) v.assign(static_cast<size_t>(nd), v[0]);
+      if (static_cast<int64_t>(v.size()) != nd) throw std::runtime_error("bad convolution parameters");
+    };
+    expand(stride, 1);
+    expand(padding, 0);
+    expand(dilation, 1);
+    expand(output_padding, 0);
+    const int64_t c_in = x.size(batched ? 1 : 0);
+    const int64_t c_expected = transposed ? w.size(0) : w.size(1) * groups;
+    if (c_in != c_expected || x.scalar_type() != w.scalar_type()) throw std::runtime_error("bad convolution input");
+    std::vector<int64_t> shape;
+    if (batched) shape.push_back(x.size(0));
+    shape.push_back(transposed ? w.size(1) * groups : w.size(0));
+    for (int64_t i = 0; i < nd; ++i) {
+      const int64_t in = x.size(x.dim() - nd + i), kk = w.size(2 + i);
+      int64_t out = transposed
+                        ? (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kk - 1) + output_padding[i] + 1
+                        : (in + 2 * padding[i] - dilation[i] * (kk - 1) - 1) / stride[i] + 1;
+      if (out <= 0) throw std::runtime_error("convolution output would be empty");
+      shape.push_back(out);
+    }
+    return at::empty(shape, x.options().device(at::kMeta));
   }
 
   void run_loop(Node* n) {
@@ -209,15 +342,61 @@ class Runner {
 
   TorchGraph& tg_;
   OriginTable& origins_;
+  bool meta_;
   std::unordered_map<const Value*, c10::IValue> env_;
 };
 
+// Meta and real runs must see the same dtypes, shapes and known values.
+void compare_runs(const ExampleInfo& real, const ExampleInfo& meta, const std::string& where) {
+  auto fail = [&](const std::string& what) {
+    throw Error(Error::Kind::Internal, "meta run disagrees with the real run at " + where + ": " + what);
+  };
+  if (real.kind != meta.kind) fail("different kinds of value");
+  if (real.kind == ExampleInfo::Kind::Tensor) {
+    if (real.dtype != meta.dtype)
+      fail(std::string("dtype ") + c10::toString(meta.dtype) + " instead of " + c10::toString(real.dtype));
+    if (real.sizes != meta.sizes) fail("shape " + c10::str(meta.sizes) + " instead of " + c10::str(real.sizes));
+    if (meta.small_value.defined() && !at::equal(real.small_value, meta.small_value)) fail("different values");
+  } else if (real.kind == ExampleInfo::Kind::Int || real.kind == ExampleInfo::Kind::Float ||
+             real.kind == ExampleInfo::Kind::Bool) {
+    if (!(real.scalar == meta.scalar)) fail("different numbers");
+  }
+  if (real.elements.size() != meta.elements.size()) fail("different list lengths");
+  for (size_t i = 0; i < real.elements.size(); ++i) compare_runs(real.elements[i], meta.elements[i], where);
+}
+
 }  // namespace
 
-void example_run(TorchGraph& tg, const TorchContext&) {
+void example_run(TorchGraph& tg, const TorchContext& ctx) {
   at::NoGradGuard no_grad;
   OriginTable origins(tg.root_class);
-  Runner(tg, origins).run();
+  if (std::getenv("T2O_CHECK_META") && !ctx.real_example_run) {
+    Runner(tg, origins, /*meta=*/false).run();
+    auto real = std::move(tg.info);
+    tg.info.clear();
+    try {
+      Runner(tg, origins, /*meta=*/true).run();
+    } catch (const NeedsRealRun&) {
+      tg.info = std::move(real);
+      return;
+    }
+    for (const auto& [v, info] : real) {
+      auto it = tg.info.find(v);
+      std::string where = "%" + v->debugName() + (v->node() ? std::string(" (") + v->node()->kind().toQualString() + ")" : "");
+      if (it == tg.info.end()) throw Error(Error::Kind::Internal, "meta run did not compute " + where);
+      compare_runs(info, it->second, where);
+    }
+    return;
+  }
+  if (!ctx.real_example_run) {
+    try {
+      Runner(tg, origins, /*meta=*/true).run();
+      return;
+    } catch (const NeedsRealRun&) {
+      tg.info.clear();
+    }
+  }
+  Runner(tg, origins, /*meta=*/false).run();
 }
 
 }  // namespace torch2onnx::torch_side

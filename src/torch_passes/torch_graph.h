@@ -53,6 +53,8 @@ struct TorchGraph {
 // Options and state shared by the torch passes.
 struct TorchContext {
   const ExportOptions& options;
+  // Run the example for real on the CPU instead of on the meta device.
+  bool real_example_run = false;
 };
 
 }  // namespace torch2onnx::torch_side
