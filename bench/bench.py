@@ -37,21 +37,31 @@ t0 = time.time()
 m = torch.jit.load(pt)
 args = torch.load(args_pt)
 torch.onnx.export(m, args, out, opset_version=opset)
-print(time.time() - t0)
+print("call", time.time() - t0)
+print(open("/proc/self/status").read(), file=sys.stderr)
 """
 
 
-def run_measured(cmd):
-    """Runs cmd; returns (wall seconds, peak RSS in MB, stdout)."""
+def peak_rss_mb(text):
+    """VmHWM from a /proc/self/status dump, or torch2onnx's own report."""
+    for line in text.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+        if line.startswith("[t2o] peak RSS:"):
+            return float(line.split()[3])
+    return float("nan")
+
+
+def run_measured(cmd, env=None):
+    """Runs cmd after flushing dirty pages (so earlier runs' writeback does not
+    land on this one); returns (wall seconds, peak RSS in MB, stdout)."""
+    os.sync()
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
-    out, err = proc.stdout.read(), proc.stderr.read()
-    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{err}")
-    return wall, usage.ru_maxrss / 1024.0, out
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr}")
+    return wall, peak_rss_mb(proc.stderr), proc.stdout
 
 
 def ort_latency(path, inputs, work, runs):
@@ -67,16 +77,21 @@ def bench_model(name, cli, repeat, opset, work, ort_runs):
     weights_mb = sum(t.numel() * t.element_size() for t in module.state_dict().values()) / 1e6
     t2o_out, ref_out = os.path.join(work, f"{name}.t2o.onnx"), os.path.join(work, f"{name}.ref.onnx")
 
-    t2o = [run_measured([cli, "export", pt, "--args", args_pt, "-o", t2o_out, "--opset", str(opset)])
-           for _ in range(repeat)]
-    ref = [run_measured([sys.executable, "-c", REFERENCE, pt, args_pt, ref_out, str(opset)]) for _ in range(repeat)]
+    env = dict(os.environ, T2O_TIMING="1")
+    t2o, ref = [], []
+    for _ in range(repeat):  # alternate, so both see the same machine state
+        for f in (t2o_out, ref_out):
+            if os.path.exists(f):
+                os.remove(f)
+        t2o.append(run_measured([cli, "export", pt, "--args", args_pt, "-o", t2o_out, "--opset", str(opset)], env))
+        ref.append(run_measured([sys.executable, "-c", REFERENCE, pt, args_pt, ref_out, str(opset)]))
     inputs = [t.numpy() for t in harness.flatten(args)]
     row = {
         "model": name,
         "weights_mb": weights_mb,
         "t2o_s": statistics.median(w for w, _, _ in t2o),
         "ref_s": statistics.median(w for w, _, _ in ref),
-        "ref_call_s": statistics.median(float(o.strip().splitlines()[-1]) for _, _, o in ref),
+        "ref_call_s": statistics.median(float(o.split("call")[-1]) for _, _, o in ref),
         "t2o_rss_mb": max(r for _, r, _ in t2o),
         "ref_rss_mb": max(r for _, r, _ in ref),
         "t2o_nodes": len(onnx.load(t2o_out, load_external_data=False).graph.node),

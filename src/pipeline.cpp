@@ -34,6 +34,7 @@ const NamedPass kOnnxPasses[] = {
     {"remove_identities", onnx_passes::remove_identities},
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},
+    {"name_derived_initializers", onnx_passes::name_derived_initializers},
 };
 
 // T2O_TIMING=1 prints how long each stage took (stderr).

@@ -279,6 +279,14 @@ void Graph::rename(Value* v, const std::string& name) {
   v->name_ = name;
 }
 
+std::string Graph::rename_unique(Value* v, const std::string& base) {
+  if (v->name_ == base) return base;
+  std::string name = names_->unique(base);  // reserves it
+  names_->release(v->name_);
+  v->name_ = name;
+  return name;
+}
+
 std::vector<Value*> Graph::all_values() const {
   std::vector<Value*> out(inputs_.begin(), inputs_.end());
   for (Value* v : initializers_)

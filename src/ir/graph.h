@@ -83,6 +83,10 @@ class Value {
   bool has_uses() const { return !uses_.empty(); }
 
   bool is_graph_input() const { return is_input_; }
+  // True for initializers computed by passes (folding) rather than taken
+  // from the model's parameters.
+  bool is_derived() const { return derived_; }
+  void set_derived(bool d) { derived_ = d; }
   bool is_initializer() const { return initializer_ != nullptr; }
   const Tensor* initializer() const { return initializer_.get(); }
   // Constant data if the value is an initializer (not also a graph input) or
@@ -103,6 +107,7 @@ class Value {
   size_t output_index_ = 0;
   std::vector<Use> uses_;
   bool is_input_ = false;
+  bool derived_ = false;
   std::shared_ptr<Tensor> initializer_;
 };
 
@@ -256,7 +261,10 @@ class Graph {
 
   // A fresh value name derived from `base`, unique in the model.
   std::string unique_name(const std::string& base) { return names_->unique(base); }
+  // Renames to exactly `name` (must be free).
   void rename(Value* v, const std::string& name);
+  // Renames to `base` or, if taken, `base_<k>`; returns the new name.
+  std::string rename_unique(Value* v, const std::string& base);
 
   // Current origin stamped on new nodes (set by the converter per PyTorch op).
   void set_current_origin(std::shared_ptr<const Origin> o) { current_origin_ = std::move(o); }

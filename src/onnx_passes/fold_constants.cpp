@@ -23,7 +23,8 @@ void replace_with(ir::Graph& g, ir::Node* n, std::vector<ir::Tensor>& results) {
       fresh = g.create_node("Constant", {}, 1, {{"value", std::move(results[i])}})->output(0);
       fresh->set_type(ir::ValueType::tensor(dt, dims));
     } else {
-      fresh = g.add_initializer(g.unique_name(old->name()), std::move(results[i]));
+      fresh = g.add_initializer(old->name(), std::move(results[i]));
+      fresh->set_derived(true);
     }
     old->replace_all_uses_with(fresh);
   }

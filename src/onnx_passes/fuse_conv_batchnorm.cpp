@@ -59,10 +59,11 @@ void run(ir::Graph& g) {
       s[c] = gamma->double_at(c) / std::sqrt(var->double_at(c) + eps32);
       bias[c] = ((b ? b->double_at(c) : 0.0) - mean->double_at(c)) * s[c] + beta->double_at(c);
     }
-    std::string wname = conv->input(1)->name();
-    ir::Value* new_w = g.add_initializer(g.unique_name(conv->name() + ".weight"), scaled(*w, s));
-    ir::Value* new_b = g.add_initializer(g.unique_name(conv->name() + ".bias"),
+    ir::Value* new_w = g.add_initializer(conv->name() + ".W", scaled(*w, s));
+    ir::Value* new_b = g.add_initializer(conv->name() + ".B",
                                          ir::Tensor::from_doubles(w->dtype(), bias, {cout}));
+    new_w->set_derived(true);
+    new_b->set_derived(true);
     conv->replace_input(1, new_w);
     if (conv->num_inputs() > 2)
       conv->replace_input(2, new_b);

@@ -23,6 +23,9 @@ void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx);
 void remove_identities(ir::Model& model, const PassContext& ctx);
 // Initializers and Constant nodes with the same content are merged.
 void deduplicate_constants(ir::Model& model, const PassContext& ctx);
+// Initializers computed by passes are named after what reads them:
+// "<node name>.<input name in the ONNX schema>" ("/rnn/LSTM.W").
+void name_derived_initializers(ir::Model& model, const PassContext& ctx);
 // Checks the IR's invariants (use lists, topological order, unique names);
 // throws Error(Internal). Run after every pass in debug builds.
 void lint(const ir::Model& model, const char* after_pass);

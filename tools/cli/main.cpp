@@ -1,5 +1,7 @@
 // The torch2onnx command line tool.
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "cli_args.h"
@@ -31,9 +33,18 @@ int run_export(const torch2onnx::cli::Command& c) {
   return 0;
 }
 
+// T2O_TIMING=1: the process's peak RSS at exit (for bench/).
+void report_peak_rss() {
+  if (!std::getenv("T2O_TIMING")) return;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) std::cerr << "[t2o] peak RSS: " << std::stod(line.substr(6)) / 1024.0 << " MB\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::atexit(report_peak_rss);
   std::vector<std::string> av(argv + 1, argv + argc);
   try {
     auto c = torch2onnx::cli::parse(av);
