@@ -258,6 +258,25 @@ std::vector<ir::Value*> SymbolicContext::list(size_t idx) {
   return out;
 }
 
+std::vector<ir::Value*> SymbolicContext::opt_list(size_t idx) {
+  const Arg& a = arg(idx);
+  if (!a.is_list())
+    fail("argument " + std::to_string(idx) + " must be a list of tensors, got " + kind_name(a.kind));
+  if (a.elements.empty() && a.value)
+    fail("argument " + std::to_string(idx) + " is a list whose length is only known at run time (not supported here)");
+  std::vector<ir::Value*> out;
+  for (const Arg& e : a.elements) out.push_back(e.is_none() ? nullptr : materialize(e, ir::DType::Undefined));
+  return out;
+}
+
+ir::Value* SymbolicContext::elem(size_t idx, size_t k) {
+  const Arg& a = arg(idx);
+  if (!a.is_list() || k >= a.elements.size())
+    fail("argument " + std::to_string(idx) + " has no element " + std::to_string(k));
+  if (a.elements[k].is_none()) fail("element " + std::to_string(k) + " of argument " + std::to_string(idx) + " is None");
+  return materialize(a.elements[k], ir::DType::Undefined);
+}
+
 ir::Value* SymbolicContext::ints_value(size_t idx) {
   const Arg& a = arg(idx);
   if (a.constant && (a.is_list() || a.kind == Arg::Kind::Int)) return const_ints(is(idx));

@@ -101,6 +101,10 @@ class SymbolicContext {
   ir::Value* opt_in(size_t i);             // tensor or nullptr for None
   ir::Value* in_as(size_t i, ir::DType t); // tensor/scalar cast (or created) as dtype t
   std::vector<ir::Value*> list(size_t i);  // Tensor[] with a known number of elements
+  // Tensor?[] (e.g. aten::index's indices): nullptr for None elements.
+  std::vector<ir::Value*> opt_list(size_t i);
+  // Element k of list argument i as a tensor value (constants materialized).
+  ir::Value* elem(size_t i, size_t k);
   int64_t i(size_t idx) const;             // constant int
   double f(size_t idx) const;              // constant float (ints accepted)
   bool b(size_t idx) const;                // constant bool

@@ -4,7 +4,15 @@
 
 namespace torch2onnx {
 
-void Registry::add(const std::string& op, int since, SymbolicFn fn) { table_[op][since] = std::move(fn); }
+void Registry::add(const std::string& op, int since, SymbolicFn fn) {
+  table_[op][since] = std::move(fn);
+  if (!family_.empty()) families_.emplace(op, family_);
+}
+
+std::string Registry::family_of(const std::string& op) const {
+  auto it = families_.find(op);
+  return it == families_.end() ? std::string() : it->second;
+}
 
 bool Registry::remove(const std::string& op, int since) {
   auto it = table_.find(op);

@@ -32,8 +32,14 @@ class Registry {
   // Every operator with its declared opsets, sorted by name.
   std::vector<std::pair<std::string, std::vector<int>>> list() const;
 
+  // The family (symbolics/<family>.cpp) declarations are attributed to.
+  void set_family(std::string family) { family_ = std::move(family); }
+  std::string family_of(const std::string& op) const;
+
  private:
   std::map<std::string, std::map<int, SymbolicFn>> table_;
+  std::map<std::string, std::string> families_;
+  std::string family_;
 };
 
 // The built-in symbolics (registered once, on first use).

@@ -36,7 +36,9 @@ const char* usage_text() {
 
 Usage:
   torch2onnx export MODEL.pt -o OUT.onnx [inputs] [options]
-  torch2onnx ops [--opset N]
+  torch2onnx ops [--opset N] [--markdown]
+  torch2onnx batch FILE           run many exports in one process: each line of FILE
+                                  holds the arguments of one export command
   torch2onnx --version | --help
 
 Inputs (example arguments of forward(), in order):
@@ -76,7 +78,7 @@ Command parse(const std::vector<std::string>& argv) {
     c.name = "version";
     return c;
   }
-  if (first != "export" && first != "ops") usage_error("unknown command '" + first + "'");
+  if (first != "export" && first != "ops" && first != "batch") usage_error("unknown command '" + first + "'");
   c.name = first;
   ++i;
   auto value = [&](const std::string& flag) -> std::string {
@@ -107,6 +109,7 @@ Command parse(const std::vector<std::string>& argv) {
     else if (flag == "--no-constant-folding") c.options.do_constant_folding = false;
     else if (flag == "--verbose" || flag == "-v") c.options.verbose = true;
     else if (flag == "--keep-doc-strings") c.options.keep_doc_strings = true;
+    else if (flag == "--markdown" && c.name == "ops") c.markdown = true;
     else if (flag == "--training") {
       std::string m = get();
       if (m == "eval") c.options.training = TrainingMode::Eval;
@@ -115,12 +118,13 @@ Command parse(const std::vector<std::string>& argv) {
       else usage_error("--training must be eval, preserve or train, got '" + m + "'");
     } else if (!a.empty() && a[0] == '-') {
       usage_error("unknown option '" + a + "'");
-    } else if (c.name == "export" && c.model.empty()) {
+    } else if ((c.name == "export" || c.name == "batch") && c.model.empty()) {
       c.model = a;
     } else {
       usage_error("unexpected argument '" + a + "'");
     }
   }
+  if (c.name == "batch" && c.model.empty()) usage_error("batch needs a file with one export command per line");
   if (c.name == "export") {
     if (c.model.empty()) usage_error("export needs a model file (MODEL.pt)");
     if (c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");

@@ -15,6 +15,7 @@ struct Command {
   std::string args_file;            // --args
   std::vector<std::string> inputs;  // --input (repeated)
   bool opset_given = false;
+  bool markdown = false;             // ops --markdown
   ExportOptions options;
 };
 

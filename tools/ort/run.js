@@ -60,8 +60,37 @@ function writeNpy(file, tensor) {
   fs.writeFileSync(file, Buffer.concat([head, Buffer.from(header, 'latin1'), body]));
 }
 
+// --batch JOBS.json: [{"model": path, "inputs": [npy paths], "out": dir}, ...]
+// Runs every job; prints one JSON line per job: {"ok": true, "outputs": [...]}
+// or {"ok": false, "error": "..."}.
+async function batch(file) {
+  const jobs = JSON.parse(fs.readFileSync(file, 'utf8'));
+  for (const job of jobs) {
+    try {
+      const session = await ort.InferenceSession.create(job.model, { graphOptimizationLevel: 'all' });
+      const feeds = {};
+      session.inputNames.forEach((name, k) => {
+        if (k < job.inputs.length) feeds[name] = readNpy(job.inputs[k]);
+      });
+      const missing = session.inputNames.filter((n) => !(n in feeds));
+      if (missing.length) throw new Error(`no value for model input(s): ${missing.join(', ')}`);
+      const results = await session.run(feeds);
+      const outputs = [];
+      session.outputNames.forEach((name, k) => {
+        const t = results[name];
+        outputs.push({ name, type: t.type, dims: t.dims });
+        writeNpy(path.join(job.out, `${k}.npy`), t);
+      });
+      process.stdout.write(JSON.stringify({ ok: true, outputs }) + '\n');
+    } catch (e) {
+      process.stdout.write(JSON.stringify({ ok: false, error: String(e.message || e) }) + '\n');
+    }
+  }
+}
+
 async function main() {
   const argv = process.argv.slice(2);
+  if (argv[0] === '--batch') return batch(argv[1]);
   if (!argv.length) {
     console.error('usage: run.js MODEL.onnx [--in NAME=FILE.npy ...] [--out DIR] [--bench N]');
     process.exit(2);

@@ -1,0 +1,235 @@
+"""Operator tests: small modules exported at several opsets and compared with
+PyTorch in ONNX Runtime.
+
+A family test file (tests/ops/test_<family>.py) lists its cases and hands
+them to this module:
+
+    CASES = [
+        Case("relu", lambda x: torch.relu(x), (randn(2, 3),)),
+        Case("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), (randn(4),), opsets=(9, 17)),
+        Case("cumsum", lambda x: x.cumsum(1), (randn(2, 5),), min_opset=11),
+    ]
+    results = optest.results_fixture(CASES)
+    test_case = optest.case_test(CASES)
+
+Each (case, opset) is one pytest test. All exports of a file run in one
+`torch2onnx batch` process and all ONNX Runtime runs in one Node process, so
+hundreds of cases take seconds.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
+
+DEFAULT_OPSETS = (9, 11, 13, 17)
+
+
+class Lambda(nn.Module):
+    """Wraps a function of tensors as a module (for tracing)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+class Case:
+    """One module and its example args.
+
+    opsets: opsets to test (default 9, 11, 13, 17), restricted to >= min_opset.
+    script: export torch.jit.script(module) instead of a trace.
+    error_below: {opset: text} exports at these opsets must fail with `text`
+        in the message (operators ONNX cannot express there).
+    extra: more CLI flags.
+    atol_scale: the tolerance factor (1e-4 by default: 1e-4 * (1 + max|torch|)).
+    check: "values" (default) compares outputs; "shape" compares only shapes
+        and dtypes (random operators).
+    inputs: ONNX Runtime inputs (numpy), when they differ from the tensors of `args`.
+    """
+
+    def __init__(self, name, module, args, *, opsets=DEFAULT_OPSETS, min_opset=9, script=False,
+                 error_below=None, extra=(), atol_scale=1e-4, inputs=None, check="values"):
+        self.name = name
+        self.module = module if isinstance(module, nn.Module) else Lambda(module)
+        self.args = args if isinstance(args, tuple) else (args,)
+        self.opsets = tuple(o for o in opsets if o >= min_opset)
+        if min_opset > 9 and 17 not in self.opsets:
+            self.opsets += (17,)
+        self.script = script
+        self.error_below = dict(error_below or {})
+        self.extra = tuple(extra)
+        self.atol_scale = atol_scale
+        # ONNX Runtime inputs when they differ from the flattened tensor args.
+        self.inputs = inputs
+        assert check in ("values", "shape")
+        self.check = check
+
+    def keys(self):
+        return [f"{self.name}@{o}" for o in self.opsets] + [f"{self.name}@{o}!" for o in self.error_below]
+
+
+def graph_ops(scripted):
+    """aten::/prim:: operator kinds in a TorchScript module's inlined forward graph."""
+    g = scripted.forward.graph.copy() if hasattr(scripted, "forward") else scripted.graph.copy()
+    torch._C._jit_pass_inline(g)
+    kinds = set()
+
+    def walk(block):
+        for n in block.nodes():
+            kinds.add(n.kind())
+            for b in n.blocks():
+                walk(b)
+
+    walk(g)
+    return kinds
+
+
+def to_torchscript(case):
+    module = case.module.eval()
+    with torch.no_grad():
+        if case.script:
+            return torch.jit.script(module)
+        return torch.jit.trace(module, copy.deepcopy(case.args), check_trace=False)
+
+
+class Results:
+    def __init__(self):
+        self.status = {}  # key -> (ok, message)
+
+    def check(self, key):
+        ok, message = self.status[key]
+        if not ok:
+            pytest.fail(message, pytrace=False)
+
+
+def run(cases, workdir):
+    workdir = str(workdir)
+    results = Results()
+    jobs, pending = [], []
+    for case in cases:
+        d = os.path.join(workdir, case.name)
+        os.makedirs(d, exist_ok=True)
+        try:
+            torch.manual_seed(0)
+            # In-place modules may write into their inputs: PyTorch runs on copies.
+            with torch.no_grad():
+                expected = harness.flatten(case.module.eval()(*copy.deepcopy(case.args)))
+            ts = to_torchscript(case)
+            pt, args_pt = os.path.join(d, "model.pt"), os.path.join(d, "args.pt")
+            ts.save(pt)
+            torch.save(case.args, args_pt)
+        except Exception as e:  # a broken test case, not an exporter failure
+            for k in case.keys():
+                results.status[k] = (False, f"could not build the case: {type(e).__name__}: {e}")
+            continue
+        inputs = case.inputs if case.inputs is not None else [t.numpy() for t in harness.flatten(case.args)]
+        for opset in list(case.opsets) + list(case.error_below):
+            out = os.path.join(d, f"opset{opset}.onnx")
+            jobs.append(" ".join([pt, "--args", args_pt, "-o", out, "--opset", str(opset), *case.extra]))
+            key = f"{case.name}@{opset}" + ("!" if opset in case.error_below else "")
+            pending.append((key, case, opset, out, expected, inputs))
+    if not jobs:
+        return results
+    job_file = os.path.join(workdir, "jobs.txt")
+    with open(job_file, "w") as f:
+        f.write("\n".join(jobs) + "\n")
+    proc = subprocess.run([harness.CLI, "batch", job_file], capture_output=True, text=True)
+    lines = proc.stdout.splitlines()
+    if len(lines) != len(jobs):
+        for key, *_ in pending:
+            results.status[key] = (False, f"torch2onnx batch crashed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+        return results
+
+    ort_jobs, ort_pending = [], []
+    for line, (key, case, opset, out, expected, inputs) in zip(lines, pending):
+        if key.endswith("!"):
+            want = case.error_below[opset]
+            if line.startswith("OK"):
+                results.status[key] = (False, f"export at opset {opset} should fail ({want!r}) but succeeded")
+            elif want not in line:
+                results.status[key] = (False, f"export at opset {opset} failed without {want!r}: {line}")
+            else:
+                results.status[key] = (True, "")
+            continue
+        if not line.startswith("OK"):
+            results.status[key] = (False, f"export failed at opset {opset}: {line}")
+            continue
+        try:
+            harness.full_check(out)
+        except Exception as e:
+            results.status[key] = (False, f"ONNX checker rejects the opset {opset} model: {e}")
+            continue
+        run_dir = out + ".ort"
+        os.makedirs(run_dir, exist_ok=True)
+        in_paths = []
+        for i, arr in enumerate(inputs):
+            p = os.path.join(run_dir, f"in{i}.npy")
+            np.save(p, np.ascontiguousarray(arr))
+            in_paths.append(p)
+        ort_jobs.append({"model": out, "inputs": in_paths, "out": run_dir})
+        ort_pending.append((key, case, opset, run_dir, expected))
+
+    if ort_jobs:
+        jf = os.path.join(workdir, "ort_jobs.json")
+        with open(jf, "w") as f:
+            json.dump(ort_jobs, f)
+        proc = subprocess.run(["node", harness.ORT_RUNNER, "--batch", jf], capture_output=True, text=True)
+        replies = [json.loads(l) for l in proc.stdout.splitlines() if l.startswith("{")]
+        if len(replies) != len(ort_jobs):
+            replies += [{"ok": False, "error": f"ONNX Runtime runner crashed: {proc.stderr[-2000:]}"}] * (
+                len(ort_jobs) - len(replies))
+        for reply, (key, case, opset, run_dir, expected) in zip(replies, ort_pending):
+            if not reply["ok"]:
+                results.status[key] = (False, f"ONNX Runtime fails on the opset {opset} model: {reply['error']}")
+                continue
+            actual = [np.load(os.path.join(run_dir, f"{k}.npy")) for k in range(len(reply["outputs"]))]
+            try:
+                if case.check == "shape":
+                    compare_shapes(expected, actual)
+                else:
+                    harness.compare(expected, actual, rtol_scale=case.atol_scale)
+                results.status[key] = (True, "")
+            except AssertionError as e:
+                results.status[key] = (False, f"opset {opset}: {e}")
+    return results
+
+
+def compare_shapes(expected, actual):
+    if len(expected) != len(actual):
+        raise AssertionError(f"{len(actual)} outputs from ONNX Runtime, {len(expected)} from PyTorch")
+    for k, (e, a) in enumerate(zip(expected, actual)):
+        e = e.numpy()
+        if tuple(e.shape) != tuple(a.shape) or e.dtype != a.dtype:
+            raise AssertionError(f"output {k}: {a.dtype}{list(a.shape)} from ONNX Runtime, "
+                                 f"{e.dtype}{list(e.shape)} from PyTorch")
+
+
+def results_fixture(cases):
+    @pytest.fixture(scope="module")
+    def results(tmp_path_factory):
+        return run(cases, tmp_path_factory.mktemp("ops"))
+
+    return results
+
+
+def case_test(cases):
+    keys = [k for c in cases for k in c.keys()]
+    dup = {k for k in keys if keys.count(k) > 1}
+    assert not dup, f"duplicate case names: {sorted(dup)}"
+
+    @pytest.mark.parametrize("key", keys)
+    def test_case(results, key):
+        results.check(key)
+
+    return test_case
