@@ -15,7 +15,7 @@ APT_PACKAGES := build-essential cmake ccache git \
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 
-.PHONY: all deps apt-deps ort-deps build test test-unit demo install bench clean
+.PHONY: all deps apt-deps ort-deps build test test-zoo test-unit demo install bench clean
 
 all: build
 
@@ -47,7 +47,11 @@ build: apt-deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
 test: deps build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 900
+	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -LE zoo-full
+
+# Every torchvision model (the large ones take long; `make test` runs one per family).
+test-zoo: deps build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) -L zoo
 
 test-unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -R '^(Registry|Serialize|IR|Passes|CliArgs)\.'

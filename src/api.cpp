@@ -35,7 +35,14 @@ serialize::WriteOptions write_options(const ExportOptions& o) {
   serialize::WriteOptions w;
   w.keep_initializers_as_inputs = o.keep_initializers_as_inputs;
   w.keep_doc_strings = o.keep_doc_strings;
+  w.external_data = o.external_data;
   return w;
+}
+
+double weights_gib(const ir::Model& model) {
+  double total = 0;
+  for (const ir::Value* v : model.graph->initializers()) total += static_cast<double>(v->initializer()->nbytes());
+  return total / (1024.0 * 1024.0 * 1024.0);
 }
 
 }  // namespace
@@ -47,7 +54,14 @@ void export_model(const torch::jit::Module& module, const std::vector<c10::IValu
   TrainingGuard guard(module);
   ir::Model model = export_ir(module, args, options);
   auto t0 = std::chrono::steady_clock::now();
-  serialize::write_model(model, path, write_options(options));
+  serialize::WriteOptions w = write_options(options);
+  if (!w.external_data && serialize::exceeds_protobuf_limit(model)) {
+    std::cerr << "torch2onnx: note: the weights (" << weights_gib(model)
+              << " GiB) exceed protobuf's 2 GiB limit for one file; writing them to '" << path
+              << ".data' next to the model (ONNX external data)\n";
+    w.external_data = true;
+  }
+  serialize::write_model(model, path, w);
   if (std::getenv("T2O_TIMING"))
     std::cerr << "[t2o] write: "
               << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
@@ -57,6 +71,10 @@ onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const s
                                        const ExportOptions& options) {
   TrainingGuard guard(module);
   ir::Model model = export_ir(module, args, options);
+  if (serialize::exceeds_protobuf_limit(model))
+    throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
+                                     " GiB) exceed protobuf's 2 GiB limit for one ModelProto; use export_model "
+                                     "with external_data instead");
   serialize::ProtoOptions po;
   po.keep_initializers_as_inputs = options.keep_initializers_as_inputs;
   po.keep_doc_strings = options.keep_doc_strings;

@@ -40,6 +40,9 @@ struct ExportOptions {
   std::map<std::string, int64_t> custom_opsets;
   // torch.onnx's strip_doc_string=False: each node's doc_string carries its source line.
   bool keep_doc_strings = false;
+  // Weights go to a side file "<model file>.data" (ONNX external data);
+  // automatic when the model would pass protobuf's 2 GiB limit.
+  bool external_data = false;
   // Where the verbose graph goes (std::cout when null).
   std::ostream* verbose_stream = nullptr;
 };

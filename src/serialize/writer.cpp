@@ -32,9 +32,14 @@ constexpr uint8_t kGraphTag = (7 << 3) | 2;        // ModelProto.graph
 constexpr uint8_t kInitializerTag = (5 << 3) | 2;  // GraphProto.initializer
 constexpr uint8_t kRawDataTag = (9 << 3) | 2;      // TensorProto.raw_data
 
-// Emits the model as a sequence of byte chunks; `sink(ptr, len)` receives them.
-template <typename Sink>
-void emit(const ir::Model& model, const WriteOptions& options, Sink&& sink) {
+constexpr uint64_t kAlign = 4096;
+
+// The model file's bytes go to `sink(ptr, len)`; with external data, weights
+// go to `data_sink(ptr, len)` (padding included), at the offsets recorded in
+// the model.
+template <typename Sink, typename DataSink>
+void emit(const ir::Model& model, const WriteOptions& options, const std::string& location, Sink&& sink,
+          DataSink&& data_sink) {
   ProtoOptions po;
   po.initializers = ProtoOptions::Initializers::Omit;
   po.keep_initializers_as_inputs = options.keep_initializers_as_inputs;
@@ -47,29 +52,57 @@ void emit(const ir::Model& model, const WriteOptions& options, Sink&& sink) {
   std::string head;
   mp.SerializeToString(&head);
 
-  // Each initializer: its header (dims, type, name) then the raw bytes.
+  // Each initializer: its header (dims, type, name[, external location]) then,
+  // when inline, the raw bytes.
   struct Record {
-    std::string prefix;  // tag, length, header, raw_data tag and length
+    std::string prefix;
+    const uint8_t* data = nullptr;  // inline bytes (nullptr when external)
+    size_t nbytes = 0;
+  };
+  struct External {
     const uint8_t* data;
     size_t nbytes;
+    uint64_t offset;
   };
   std::vector<Record> records;
+  std::vector<External> externals;
   uint64_t graph_len = graph_bytes.size();
+  uint64_t data_end = 0;
   for (const ir::Value* v : model.graph->initializers()) {
     const ir::Tensor& t = *v->initializer();
     onnx::TensorProto tp;
     tensor_to_proto(t, v->name(), tp, false);
+    const bool external = options.external_data && t.nbytes() >= options.external_threshold;
+    if (external) {
+      const uint64_t offset = (data_end + kAlign - 1) / kAlign * kAlign;
+      tp.set_data_location(onnx::TensorProto::EXTERNAL);
+      auto add = [&tp](const char* k, const std::string& val) {
+        auto* e = tp.add_external_data();
+        e->set_key(k);
+        e->set_value(val);
+      };
+      add("location", location);
+      add("offset", std::to_string(offset));
+      add("length", std::to_string(t.nbytes()));
+      externals.push_back(External{t.data(), t.nbytes(), offset});
+      data_end = offset + t.nbytes();
+    }
     std::string header;
     tp.SerializeToString(&header);
-    const uint64_t body = header.size() + 1 + varint_size(t.nbytes()) + t.nbytes();
     Record r;
     r.prefix.push_back(static_cast<char>(kInitializerTag));
-    put_varint(r.prefix, body);
-    r.prefix += header;
-    r.prefix.push_back(static_cast<char>(kRawDataTag));
-    put_varint(r.prefix, t.nbytes());
-    r.data = t.data();
-    r.nbytes = t.nbytes();
+    if (external) {
+      put_varint(r.prefix, header.size());
+      r.prefix += header;
+    } else {
+      const uint64_t body = header.size() + 1 + varint_size(t.nbytes()) + t.nbytes();
+      put_varint(r.prefix, body);
+      r.prefix += header;
+      r.prefix.push_back(static_cast<char>(kRawDataTag));
+      put_varint(r.prefix, t.nbytes());
+      r.data = t.data();
+      r.nbytes = t.nbytes();
+    }
     graph_len += r.prefix.size() + r.nbytes;
     records.push_back(std::move(r));
   }
@@ -82,42 +115,90 @@ void emit(const ir::Model& model, const WriteOptions& options, Sink&& sink) {
   sink(reinterpret_cast<const uint8_t*>(graph_bytes.data()), graph_bytes.size());
   for (const Record& r : records) {
     sink(reinterpret_cast<const uint8_t*>(r.prefix.data()), r.prefix.size());
-    sink(r.data, r.nbytes);
+    if (r.data) sink(r.data, r.nbytes);
+  }
+  static const std::vector<uint8_t> zeros(kAlign, 0);
+  uint64_t written = 0;
+  for (const External& e : externals) {
+    if (e.offset > written) data_sink(zeros.data(), static_cast<size_t>(e.offset - written));
+    data_sink(e.data, e.nbytes);
+    written = e.offset + e.nbytes;
   }
 }
 
+std::string base_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A file written under a temporary name and renamed into place by commit().
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp-" + std::to_string(::getpid())) {
+    f_ = std::fopen(tmp_.c_str(), "wb");
+    if (!f_) throw Error(Error::Kind::Io, "cannot write '" + path_ + "': " + std::strerror(errno));
+    std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
+  }
+  ~AtomicFile() {
+    if (f_) std::fclose(f_);
+    if (!committed_) std::remove(tmp_.c_str());
+  }
+  void write(const uint8_t* p, size_t n) {
+    if (n && std::fwrite(p, 1, n, f_) != n) fail();
+  }
+  void close() {
+    if (std::fflush(f_) != 0) fail();
+    int rc = std::fclose(f_);
+    f_ = nullptr;
+    if (rc != 0) fail();
+  }
+  void commit() {
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
+      throw Error(Error::Kind::Io, "cannot write '" + path_ + "': " + std::strerror(errno));
+    committed_ = true;
+  }
+
+ private:
+  [[noreturn]] void fail() { throw Error(Error::Kind::Io, "writing '" + path_ + "' failed: " + std::strerror(errno)); }
+  std::string path_, tmp_;
+  std::FILE* f_ = nullptr;
+  bool committed_ = false;
+};
+
 }  // namespace
 
+bool exceeds_protobuf_limit(const ir::Model& model) {
+  uint64_t total = 0;
+  for (const ir::Value* v : model.graph->initializers()) total += v->initializer()->nbytes();
+  // Leave room for the graph itself below 2 GiB - 1.
+  return total > (uint64_t{1} << 31) - (uint64_t{64} << 20);
+}
+
 std::string serialize_model(const ir::Model& model, const WriteOptions& options) {
+  if (options.external_data) throw Error(Error::Kind::Usage, "a model with external data cannot be serialized to one buffer");
   std::string out;
-  emit(model, options, [&](const uint8_t* p, size_t n) { out.append(reinterpret_cast<const char*>(p), n); });
+  emit(model, options, "", [&](const uint8_t* p, size_t n) { out.append(reinterpret_cast<const char*>(p), n); },
+       [](const uint8_t*, size_t) {});
   return out;
 }
 
 void write_model(const ir::Model& model, const std::string& path, const WriteOptions& options) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    throw Error(Error::Kind::Io, "cannot write '" + path + "': " + std::strerror(errno));
-  std::setvbuf(f, nullptr, _IOFBF, 1 << 20);
-  try {
-    emit(model, options, [&](const uint8_t* p, size_t n) {
-      if (n && std::fwrite(p, 1, n, f) != n)
-        throw Error(Error::Kind::Io, "writing '" + path + "' failed: " + std::strerror(errno));
-    });
-    if (std::fflush(f) != 0) throw Error(Error::Kind::Io, "writing '" + path + "' failed: " + std::strerror(errno));
-    if (std::fclose(f) != 0) {
-      f = nullptr;
-      throw Error(Error::Kind::Io, "writing '" + path + "' failed: " + std::strerror(errno));
-    }
-    f = nullptr;
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      throw Error(Error::Kind::Io, "cannot write '" + path + "': " + std::strerror(errno));
-  } catch (...) {
-    if (f) std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
+  if (!options.external_data) {
+    AtomicFile f(path);
+    emit(model, options, "", [&](const uint8_t* p, size_t n) { f.write(p, n); }, [](const uint8_t*, size_t) {});
+    f.close();
+    f.commit();
+    return;
   }
+  const std::string data_path = path + ".data";
+  AtomicFile f(path);
+  AtomicFile data(data_path);
+  emit(model, options, base_name(data_path), [&](const uint8_t* p, size_t n) { f.write(p, n); },
+       [&](const uint8_t* p, size_t n) { data.write(p, n); });
+  data.close();
+  f.close();
+  data.commit();
+  f.commit();
 }
 
 }  // namespace torch2onnx::serialize

@@ -14,7 +14,14 @@ namespace torch2onnx::serialize {
 struct WriteOptions {
   bool keep_initializers_as_inputs = false;
   bool keep_doc_strings = false;
+  // Weights of at least `external_threshold` bytes go to "<path>.data"
+  // (ONNX external data, each at a 4096-byte aligned offset).
+  bool external_data = false;
+  size_t external_threshold = 1024;
 };
+
+// Whether the model is too large for one protobuf file (2 GiB).
+bool exceeds_protobuf_limit(const ir::Model& model);
 
 void write_model(const ir::Model& model, const std::string& path, const WriteOptions& options);
 // The same bytes as write_model, in memory.

@@ -98,6 +98,35 @@ ir::Value* dim_size(SymbolicContext& ctx, ir::Value* v, int64_t dim) {
   return ctx.op("Gather", {shape, ctx.const_int(dim)}, {{"axis", int64_t{0}}});
 }
 
+ir::Value* layer_norm(SymbolicContext& ctx, ir::Value* x, int64_t axes_count, ir::Value* scale, ir::Value* bias,
+                      double eps, ir::DType dtype, const std::vector<int64_t>& normalized_shape) {
+  if (ctx.opset() >= 17) {
+    if (!scale) {
+      int64_t n = 1;
+      for (int64_t d : normalized_shape) n *= d;
+      scale = ctx.constant(ir::Tensor::from_doubles(dtype, std::vector<double>(static_cast<size_t>(n), 1.0),
+                                                    normalized_shape));
+    }
+    std::vector<ir::Value*> ins{x, scale};
+    if (bias) ins.push_back(bias);
+    return ctx.op("LayerNormalization", ins, {{"axis", -axes_count}, {"epsilon", eps}});
+  }
+  std::vector<int64_t> axes;
+  for (int64_t i = -axes_count; i < 0; ++i) axes.push_back(i);
+  ir::Value* mean = reduce(ctx, "ReduceMean", x, axes, true);
+  ir::Value* d = ctx.op("Sub", {x, mean});
+  ir::Value* var = reduce(ctx, "ReduceMean", ctx.op("Mul", {d, d}), axes, true);
+  ir::Value* y = ctx.op("Div", {d, ctx.op("Sqrt", {ctx.op("Add", {var, ctx.const_scalar(dtype, eps)})})});
+  if (scale) y = ctx.op("Mul", {y, scale});
+  if (bias) y = ctx.op("Add", {y, bias});
+  return y;
+}
+
+ir::Value* linear(SymbolicContext& ctx, ir::Value* x, ir::Value* w, ir::Value* b) {
+  ir::Value* y = ctx.op("MatMul", {x, ctx.op("Transpose", {w}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  return b ? ctx.op("Add", {y, b}) : y;
+}
+
 ir::Value* reshape(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& shape) {
   return ctx.op("Reshape", {v, ctx.const_ints(shape)});
 }

@@ -48,6 +48,14 @@ std::vector<ir::Value*> inputs_as(SymbolicContext& ctx, const std::vector<size_t
 // Passes input 0 through unchanged (no node).
 void pass_through(SymbolicContext& ctx);
 
+// Layer normalization over the trailing `axes_count` axes: LayerNormalization
+// from opset 17, its decomposition before. scale/bias may be nullptr.
+ir::Value* layer_norm(SymbolicContext& ctx, ir::Value* x, int64_t axes_count, ir::Value* scale, ir::Value* bias,
+                      double eps, ir::DType dtype, const std::vector<int64_t>& normalized_shape);
+
+// x @ w^T + b (b may be nullptr): PyTorch's linear with a 2-D weight.
+ir::Value* linear(SymbolicContext& ctx, ir::Value* x, ir::Value* w, ir::Value* b);
+
 // PyTorch dims list -> ONNX axes list (normalized).
 std::vector<int64_t> normalize_dims(const SymbolicContext& ctx, const std::vector<int64_t>& dims, int64_t rank);
 

@@ -222,6 +222,11 @@ class Runner {
       list.reserve(n->inputs().size());
       for (Value* in : n->inputs()) list.push_back(get(in));
       set(n->output(), c10::IValue(std::move(list)));
+    } else if (kind == c10::prim::DictConstruct) {
+      auto dt = n->output()->type()->expect<c10::DictType>();
+      c10::impl::GenericDict dict(dt->getKeyType(), dt->getValueType());
+      for (size_t i = 0; i + 1 < n->inputs().size(); i += 2) dict.insert(get(n->input(i)), get(n->input(i + 1)));
+      set(n->output(), c10::IValue(std::move(dict)));
     } else if (kind == c10::prim::TupleConstruct) {
       std::vector<c10::IValue> elems;
       for (Value* in : n->inputs()) elems.push_back(get(in));

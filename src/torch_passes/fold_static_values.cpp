@@ -8,6 +8,8 @@
 #include <torch/csrc/jit/ir/constants.h>
 
 #include <set>
+#include <cstdlib>
+#include <iostream>
 #include <unordered_set>
 
 #include "torch_passes/passes.h"
@@ -28,7 +30,22 @@ bool data_dependent_shape(const Node* n) {
   return ops.count(n->kind().toQualString()) != 0;
 }
 
-bool is_tensor(const Value* v) { return v->type()->kind() == c10::TypeKind::TensorType; }
+// Tensors, and containers of tensors (Tensor[], tuples, optionals), whose
+// staticness is about shapes rather than values.
+bool carries_tensors(const c10::TypePtr& t) {
+  switch (t->kind()) {
+    case c10::TypeKind::TensorType: return true;
+    case c10::TypeKind::ListType: return carries_tensors(t->expectRef<c10::ListType>().getElementType());
+    case c10::TypeKind::OptionalType: return carries_tensors(t->expectRef<c10::OptionalType>().getElementType());
+    case c10::TypeKind::TupleType:
+      for (const auto& e : t->expectRef<c10::TupleType>().elements())
+        if (carries_tensors(e)) return true;
+      return false;
+    default: return false;
+  }
+}
+
+bool is_tensor(const Value* v) { return carries_tensors(v->type()); }
 
 class Folder {
  public:
@@ -109,6 +126,8 @@ class Folder {
         if (pure && !mutates && inputs_values_static) value_static_.insert(o);
         if (is_tensor(o) && inputs_shapes_static && !data_dependent_shape(n)) shape_static_.insert(o);
       }
+      if (std::getenv("T2O_DEBUG_STATIC") && !inputs_shapes_static)
+        std::cerr << "[t2o] not static: " << n->kind().toQualString() << " -> %" << n->output(0)->debugName() << "\n";
     }
   }
 

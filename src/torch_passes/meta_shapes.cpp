@@ -151,6 +151,27 @@ std::unordered_map<std::string, ShapeFn> make_table() {
     shape[static_cast<size_t>(dim)] = idx.numel();
     return {meta_like(x, shape)};
   };
+  // Fused transformer fast paths.
+  t["aten::_transformer_encoder_layer_fwd"] = [](const Stack& s) -> Outputs {
+    const at::Tensor& x = s[0].toTensor();
+    require(x.dim() == 3 && x.size(2) == s[1].toInt(), "bad transformer encoder layer input");
+    return same_as_input(s);
+  };
+  t["aten::_native_multi_head_attention"] = [](const Stack& s) -> Outputs {
+    const at::Tensor& q = s[0].toTensor();
+    const at::Tensor& k = s[1].toTensor();
+    require(q.dim() == 3 && q.size(2) == s[3].toInt(), "bad multi-head attention query");
+    Outputs out{meta_like(q, q.sizes().vec())};
+    const bool need_weights = s.size() > 10 && s[10].toBool();
+    const bool average = s.size() > 11 && s[11].toBool();
+    if (!need_weights)
+      out.push_back(at::Tensor());
+    else if (average)
+      out.push_back(meta_like(q, {q.size(0), q.size(1), k.size(1)}));
+    else
+      out.push_back(meta_like(q, {q.size(0), s[4].toInt(), q.size(1), k.size(1)}));
+    return out;
+  };
   for (size_t nd = 1; nd <= 3; ++nd) {
     const std::string d = std::to_string(nd) + "d";
     t["aten::max_pool" + d] = [nd](const Stack& s) { return pool(s, nd, true, false); };

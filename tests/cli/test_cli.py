@@ -335,3 +335,20 @@ def test_failed_export_keeps_existing_file(small, tmp_path):
     proc = run("export", str(d / "small.pt"), "-o", str(out), "--input", "2x5x8x8")
     assert proc.returncode == 1
     assert out.read_bytes() == b"previous"
+
+
+def test_external_data(small, tmp_path):
+    d, _, x, expected = small
+    out = str(tmp_path / "ext.onnx")
+    harness.export(str(d / "small.pt"), out, args_path=str(d / "args.pt"), extra=["--external-data"])
+    assert os.path.exists(out + ".data")
+    model = onnx.load(out, load_external_data=False)
+    external = [t for t in model.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+    assert external, "no initializer went to the data file"
+    for t in external:
+        info = {kv.key: kv.value for kv in t.external_data}
+        assert info["location"] == "ext.onnx.data"
+        assert int(info["offset"]) % 4096 == 0
+    onnx.checker.check_model(out, full_check=True)
+    actual, _ = harness.run_ort(out, [x.numpy()], str(tmp_path))
+    harness.compare([expected], actual)

@@ -63,10 +63,22 @@ class DCGANDiscriminator(nn.Module):
         return self.main(x).view(-1, 1).squeeze(1)
 
 
+def _randomize_zero_weights(module):
+    """torchvision zero-initializes some layers (ViT's head, residual branch
+    scales): give those random values, or the model's output would not depend
+    on the input at all."""
+    g = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if p.dim() >= 1 and p.numel() > 1 and not name.endswith("bias") and not p.any():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.02)
+
+
 def _randomize_bn(module, example=None):
     """Random BatchNorm affine parameters, and running statistics measured on
     random data (so eval-mode BN is neither an identity nor blows activations
     up through deep random networks)."""
+    _randomize_zero_weights(module)
     g = torch.Generator().manual_seed(1)
     bns = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     for m in bns:

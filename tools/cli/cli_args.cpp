@@ -60,6 +60,8 @@ Options (as torch.onnx.export):
   --training MODE             eval (default), preserve or train
   --verbose                   print the exported graph in readable form
   --keep-doc-strings          each node's doc_string carries its source line
+  --external-data             weights go to OUT.onnx.data (ONNX external data); automatic
+                              when the model would pass protobuf's 2 GiB limit
 
 Exit status: 0 on success, 1 on an export error, 2 on a usage error.
 )";
@@ -109,6 +111,7 @@ Command parse(const std::vector<std::string>& argv) {
     else if (flag == "--no-constant-folding") c.options.do_constant_folding = false;
     else if (flag == "--verbose" || flag == "-v") c.options.verbose = true;
     else if (flag == "--keep-doc-strings") c.options.keep_doc_strings = true;
+    else if (flag == "--external-data") c.options.external_data = true;
     else if (flag == "--markdown" && c.name == "ops") c.markdown = true;
     else if (flag == "--training") {
       std::string m = get();
