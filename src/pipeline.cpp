@@ -72,11 +72,12 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   timer.done("inline_forward");
   torch_side::lift_parameters(tg, module, ctx);
   torch_side::bind_inputs(tg, args, ctx);
-  torch_side::functionalize(tg, ctx);
   torch_side::cleanup(tg, ctx);
   timer.done("torch passes");
   torch_side::example_run(tg, ctx);
   timer.done("example_run");
+  if (torch_side::functionalize(tg, ctx)) torch_side::example_run(tg, ctx);  // rebuilt views need types too
+  timer.done("functionalize");
   torch_side::fold_static_values(tg, ctx);
   torch_side::cleanup(tg, ctx);
   timer.done("fold_static_values");

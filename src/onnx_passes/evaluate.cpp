@@ -349,6 +349,21 @@ std::optional<std::vector<ir::Tensor>> evaluate(const ir::Node& node, const std:
   try {
     auto out = it->second(node, inputs, opset);
     if (out && out->size() != node.num_outputs()) return std::nullopt;
+    // Some kernels return their input unchanged (Cast to the same dtype,
+    // Expand to the same shape): never let a result alias an input, whose
+    // memory the caller may free.
+    if (out) {
+      for (ir::Tensor& t : *out) {
+        for (const ir::Tensor* in : inputs) {
+          if (!in || !t.nbytes()) continue;
+          if (t.data() >= in->data() && t.data() < in->data() + in->nbytes()) {
+            std::vector<uint8_t> bytes(t.data(), t.data() + t.nbytes());
+            t = ir::Tensor::owned(t.dtype(), t.dims(), std::move(bytes));
+            break;
+          }
+        }
+      }
+    }
     return out;
   } catch (const std::exception&) {
     return std::nullopt;  // leave the node for the runtime to compute

@@ -10,6 +10,7 @@ void register_activation(Registry& r);
 void register_arithmetic(Registry& r);
 void register_comparison(Registry& r);
 void register_conv(Registry& r);
+void register_copy(Registry& r);
 void register_creation(Registry& r);
 void register_dropout(Registry& r);
 void register_embedding(Registry& r);
@@ -45,6 +46,8 @@ inline void register_all(Registry& r) {
   register_comparison(r);
   r.set_family("conv");
   register_conv(r);
+  r.set_family("copy");
+  register_copy(r);
   r.set_family("creation");
   register_creation(r);
   r.set_family("dropout");

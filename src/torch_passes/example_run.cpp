@@ -83,7 +83,11 @@ class Runner {
     auto& graph = *tg_.graph;
     std::unordered_set<const Value*> mutated;
     collect_mutated(graph.block(), mutated);
-    for (size_t i = 0; i < tg_.user_inputs.size(); ++i) set(tg_.user_inputs[i], shrink(tg_.example_inputs[i]));
+    for (size_t i = 0; i < tg_.user_inputs.size(); ++i) {
+      // In-place ops on an input must not change the example itself (it is run again).
+      const at::Tensor& t = tg_.example_inputs[i];
+      set(tg_.user_inputs[i], shrink(mutated.count(tg_.user_inputs[i]) ? t.clone() : t));
+    }
     for (const Param& p : tg_.params) {
       if (meta_)
         set(p.value, p.tensor.to(at::kMeta));

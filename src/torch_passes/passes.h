@@ -17,8 +17,10 @@ void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchCont
 // tuples/lists are flattened into one input per tensor, numbers and None
 // become constants.
 void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args, const TorchContext& ctx);
-// In-place ops: later reads of the mutated value read the op's result.
-void functionalize(TorchGraph& tg, const TorchContext& ctx);
+// In-place ops: later reads of the mutated value read the op's result; writes
+// into views rebuild their base (slice_scatter, ...). Needs the example run's
+// info; returns true when it added nodes (which then need another run).
+bool functionalize(TorchGraph& tg, const TorchContext& ctx);
 // Removes nodes that compute nothing for export (detach, profiling) and dead code.
 void cleanup(TorchGraph& tg, const TorchContext& ctx);
 // Runs the graph once on the example inputs and records every value's

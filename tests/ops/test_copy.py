@@ -1,0 +1,120 @@
+"""In-place writes (src/torch_passes/functionalize.cpp and src/symbolics/copy.cpp):
+copy_ into views, in-place ops on views, and reads of the base afterwards."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import optest  # noqa: E402
+from optest import Case  # noqa: E402
+
+torch.manual_seed(0)
+
+
+def add_into_slice(x, y):
+    x = x.clone()
+    x[:, 1:3] += y
+    return x
+
+
+def assign_row(x, v):
+    x = x.clone()
+    x[0] = v
+    return x
+
+
+def fill_block(x):
+    x = x.clone()
+    x[1:3, 2] = 5.0
+    return x
+
+
+def transpose_view(x):
+    x = x.clone()
+    x.t().mul_(2)
+    return x
+
+
+def flat_view(x):
+    x = x.clone()
+    x.view(-1)[3] = 7.0
+    return x
+
+
+def chunk_piece(x):
+    x = x.clone()
+    a, b = x.chunk(2, dim=1)
+    a.mul_(3)
+    return x
+
+
+def old_view_read_later(x):
+    x = x.clone()
+    v = x[0]
+    x[0] += 1
+    return v * 2, x
+
+
+def broadcast_and_cast(x, y):
+    x = x.clone()
+    x[:, 0] = y  # int -> float, broadcast over rows
+    return x
+
+
+def nested_views(x, y):
+    x = x.clone()
+    x[1][:, 2:] = y
+    return x
+
+
+def index_put_tensor(data, index, new_data):
+    data = data.clone()
+    data[index] = new_data
+    return data
+
+
+def assign_twice(x):
+    x = x.clone()
+    x[0, 0] = 1.0
+    x[:, -1] = x[:, 0] * 2
+    return x
+
+
+class InPlaceIndexedAssignmentONNX(torch.nn.Module):
+    """The documented example (seeds/002, Limitations)."""
+
+    def forward(self, data, index, new_data):
+        new_data = new_data.unsqueeze(0)
+        index = index.expand(1, new_data.size(1))
+        data.scatter_(0, index, new_data)
+        return data
+
+
+def relu_inplace(x):
+    y = x * 2
+    y.relu_()
+    return y
+
+
+x = torch.randn(4, 5)
+CASES = [
+    Case("add_into_slice", add_into_slice, (x, torch.randn(4, 2)), opsets=(11, 13, 17)),
+    Case("assign_row", assign_row, (x, torch.randn(5)), opsets=(11, 13, 17)),
+    Case("fill_block", fill_block, (x,), opsets=(11, 13, 17)),
+    Case("transpose_view", transpose_view, (x,)),
+    Case("flat_view", flat_view, (x,), opsets=(11, 13, 17)),
+    Case("chunk_piece", chunk_piece, (torch.randn(3, 6),), opsets=(11, 13, 17)),
+    Case("old_view_read_later", old_view_read_later, (x,), opsets=(11, 13, 17)),
+    Case("broadcast_and_cast", broadcast_and_cast, (x, torch.tensor([1, 2, 3, 4]).view(4)), opsets=(11, 13, 17)),
+    Case("nested_views", nested_views, (torch.randn(3, 4, 5), torch.randn(4, 3)), opsets=(11, 13, 17)),
+    Case("index_put_tensor", index_put_tensor, (torch.zeros(3, 4), torch.tensor(1), torch.arange(4.0)),
+         opsets=(11, 13, 17)),
+    Case("assign_twice", assign_twice, (x,), opsets=(11, 13, 17)),
+    Case("inplace_indexed_assignment", InPlaceIndexedAssignmentONNX(),
+         (torch.zeros(3, 4), torch.tensor(1), torch.arange(4).to(torch.float32))),
+    Case("relu_inplace", relu_inplace, (x,)),
+]
+
+results = optest.results_fixture(CASES)
+test_case = optest.case_test(CASES)
