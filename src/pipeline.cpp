@@ -72,6 +72,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   timer.done("inline_forward");
   torch_side::lift_parameters(tg, module, ctx);
   torch_side::bind_inputs(tg, args, ctx);
+  torch_side::simplify_scripted(tg, ctx);
   torch_side::cleanup(tg, ctx);
   timer.done("torch passes");
   torch_side::example_run(tg, ctx);

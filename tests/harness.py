@@ -22,19 +22,22 @@ class Mismatch(AssertionError):
     pass
 
 
-def flatten(value):
-    """Tensors of a (nested) output or input, in order: what the graph's outputs are."""
+def flatten(value, numbers=False):
+    """Tensors of a (nested) output or input, in order: what the graph's outputs are.
+    numbers=True keeps Python numbers too (inputs of scripted forward(x, n: int))."""
     if isinstance(value, torch.Tensor):
+        return [value]
+    if numbers and isinstance(value, (bool, int, float)):
         return [value]
     if isinstance(value, (tuple, list)):
         out = []
         for v in value:
-            out.extend(flatten(v))
+            out.extend(flatten(v, numbers))
         return out
     if isinstance(value, dict):
         out = []
         for v in value.values():
-            out.extend(flatten(v))
+            out.extend(flatten(v, numbers))
         return out
     return []
 
@@ -92,6 +95,8 @@ def compare(expected, actual, names=None, rtol_scale=1e-4):
     report = []
     for k, (e, a) in enumerate(zip(expected, actual)):
         e = e.detach().cpu().numpy() if isinstance(e, torch.Tensor) else np.asarray(e)
+        if isinstance(expected[k], float):
+            e = e.astype(np.float64)  # a Python float is a double
         label = names[k] if names else f"output {k}"
         if tuple(e.shape) != tuple(a.shape):
             raise Mismatch(f"{label}: shape {a.shape} from ONNX Runtime, {e.shape} from PyTorch")

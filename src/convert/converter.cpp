@@ -19,7 +19,8 @@ using TValue = torch::jit::Value;
 bool is_structural(c10::Symbol k) {
   return k == c10::prim::Constant || k == c10::prim::ListConstruct || k == c10::prim::TupleConstruct ||
          k == c10::prim::ListUnpack || k == c10::prim::TupleUnpack || k == c10::prim::TupleIndex ||
-         k == c10::prim::unchecked_cast || k == c10::prim::DictConstruct;
+         k == c10::prim::unchecked_cast || k == c10::prim::DictConstruct || k == c10::prim::If ||
+         k == c10::prim::Loop;
 }
 
 // The symbolic for `kind` at `opset`; an in-place op ("relu_") falls back to
@@ -360,7 +361,134 @@ class Converter : public ArgMaterializer {
     return out;
   }
 
+  // Makes `g` the graph new nodes go to, for the scope's lifetime.
+  class GraphScope {
+   public:
+    GraphScope(Converter& c, ir::Graph* g) : c_(c), saved_(c.graph_) { c_.graph_ = g; }
+    ~GraphScope() { c_.graph_ = saved_; }
+
+   private:
+    Converter& c_;
+    ir::Graph* saved_;
+  };
+
+  ir::DType example_dtype(const TValue* v) {
+    const ExampleInfo* info = info_of(v);
+    if (!info) return ir::DType::Undefined;
+    switch (info->kind) {
+      case ExampleInfo::Kind::Tensor: return to_dtype(info->dtype);
+      case ExampleInfo::Kind::Int: return ir::DType::Int64;
+      case ExampleInfo::Kind::Float: return ir::DType::Double;
+      case ExampleInfo::Kind::Bool: return ir::DType::Bool;
+      default: return ir::DType::Undefined;
+    }
+  }
+
+  // A PyTorch value as one ONNX value of the current graph (constants
+  // materialized there), cast to `dtype` when given.
+  ir::Value* single_value(const TValue* v, ir::DType dtype, const char* what) {
+    const Slot& s = get_slot(v);
+    if (s.kind == Slot::Kind::List)
+      throw Error(Error::Kind::Conversion, std::string(what) + " is a list; lists cannot cross control flow here");
+    Arg a = arg_from_slot(s, v->type(), info_of(v));
+    if (a.kind == Arg::Kind::None) throw Error(Error::Kind::Conversion, std::string(what) + " is None");
+    SymbolicContext ctx("control flow", {a}, {}, graph_, options_.opset_version, this);
+    return ctx.in_as(0, dtype);
+  }
+
+  // Outputs of a subgraph must be produced inside it.
+  ir::Value* local(ir::Value* v, ir::Graph* g) {
+    if (v->producer() && v->graph() == g) return v;
+    ir::Value* id = g->create_node("Identity", {v}, 1)->output(0);
+    id->set_type(v->type());
+    return id;
+  }
+
+  std::shared_ptr<ir::Graph> branch(torch::jit::Block* b, Node* n, const char* name) {
+    auto g = std::make_shared<ir::Graph>(graph_);
+    g->set_name(graph_->unique_name(name));
+    GraphScope scope(*this, g.get());
+    for (Node* inner : b->nodes()) convert_node(inner);
+    for (size_t i = 0; i < b->outputs().size(); ++i) {
+      ir::DType dt = example_dtype(n->output(i));
+      g->add_output(local(single_value(b->outputs()[i], dt, "an If output"), g.get()));
+    }
+    return g;
+  }
+
+  // prim::If(cond) with two blocks -> ONNX If with then/else subgraphs.
+  void convert_if(Node* n) {
+    const Slot& cs = get_slot(n->input());
+    if (cs.kind == Slot::Kind::Constant) {  // a branch known at export time
+      torch::jit::Block* b = n->blocks()[cs.constant.toBool() ? 0 : 1];
+      for (Node* inner : b->nodes()) convert_node(inner);
+      for (size_t i = 0; i < n->outputs().size(); ++i) slot_of(n->output(i)) = get_slot(b->outputs()[i]);
+      return;
+    }
+    ir::Value* cond = single_value(n->input(), ir::DType::Bool, "an If condition");
+    auto then_g = branch(n->blocks()[0], n, "then_branch");
+    auto else_g = branch(n->blocks()[1], n, "else_branch");
+    graph_->set_current_origin(origins_.of(n));
+    ir::Node* node = graph_->create_node("If", {cond}, n->outputs().size(),
+                                         {{"else_branch", else_g}, {"then_branch", then_g}});
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      node->output(i)->type().dtype = example_dtype(n->output(i));
+      slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, node->output(i), {}, next_id_++};
+    }
+  }
+
+  // prim::Loop(max_trip_count, cond, carried...) with body (i, carried...) ->
+  // (cond, carried...)  ->  ONNX Loop(M, cond, carried...) with the same body.
+  void convert_loop(Node* n) {
+    torch::jit::Block* body_block = n->blocks()[0];
+    const size_t carried = n->inputs().size() - 2;
+    ir::Value* trips = single_value(n->input(0), ir::DType::Int64, "a loop trip count");
+    ir::Value* cond = single_value(n->input(1), ir::DType::Bool, "a loop condition");
+    std::vector<ir::Value*> inits;
+    std::vector<ir::DType> types;
+    for (size_t k = 0; k < carried; ++k) {
+      // One dtype per loop-carried value: the one it ends with in the example.
+      ir::DType dt = example_dtype(n->output(k));
+      if (dt == ir::DType::Undefined) dt = example_dtype(n->input(2 + k));
+      types.push_back(dt);
+      inits.push_back(single_value(n->input(2 + k), dt, "a loop-carried value"));
+    }
+    auto body = std::make_shared<ir::Graph>(graph_);
+    body->set_name(graph_->unique_name("loop_body"));
+    {
+      GraphScope scope(*this, body.get());
+      ir::Value* iter = body->add_input(body->unique_name("iteration"), ir::ValueType::tensor(ir::DType::Int64, {}));
+      body->add_input(body->unique_name("condition"), ir::ValueType::tensor(ir::DType::Bool, {}));
+      slot_of(body_block->inputs()[0]) = Slot{Slot::Kind::Value, {}, iter, {}, next_id_++};
+      for (size_t k = 0; k < carried; ++k) {
+        ir::Value* in = body->add_input(body->unique_name(body_block->inputs()[1 + k]->debugName()),
+                                        ir::ValueType::tensor(types[k]));
+        slot_of(body_block->inputs()[1 + k]) = Slot{Slot::Kind::Value, {}, in, {}, next_id_++};
+      }
+      for (Node* inner : body_block->nodes()) convert_node(inner);
+      body->add_output(local(single_value(body_block->outputs()[0], ir::DType::Bool, "a loop condition"), body.get()));
+      for (size_t k = 0; k < carried; ++k)
+        body->add_output(local(single_value(body_block->outputs()[1 + k], types[k], "a loop-carried value"), body.get()));
+    }
+    graph_->set_current_origin(origins_.of(n));
+    std::vector<ir::Value*> ins{trips, cond};
+    ins.insert(ins.end(), inits.begin(), inits.end());
+    ir::Node* node = graph_->create_node("Loop", ins, carried, {{"body", body}});
+    for (size_t k = 0; k < carried; ++k) {
+      node->output(k)->type().dtype = types[k];
+      slot_of(n->output(k)) = Slot{Slot::Kind::Value, {}, node->output(k), {}, next_id_++};
+    }
+  }
+
   void convert_node(Node* n) {
+    if (n->kind() == c10::prim::If) {
+      convert_if(n);
+      return;
+    }
+    if (n->kind() == c10::prim::Loop) {
+      convert_loop(n);
+      return;
+    }
     if (is_structural(n->kind())) {
       convert_structural(n);
       return;
@@ -446,9 +574,22 @@ class Converter : public ArgMaterializer {
     }
   }
 
+  void flatten_info(const ExampleInfo* info, std::vector<const ExampleInfo*>& out) {
+    if (info && (info->kind == ExampleInfo::Kind::List || info->kind == ExampleInfo::Kind::Tuple)) {
+      for (const auto& e : info->elements) flatten_info(&e, out);
+    } else if (!info || info->kind != ExampleInfo::Kind::None) {
+      out.push_back(info);
+    }
+  }
+
   void make_outputs() {
     std::vector<ir::Value*> flat;
-    for (const TValue* o : tg_.graph->outputs()) flatten_output(get_slot(o), flat);
+    std::vector<const ExampleInfo*> flat_info;
+    for (const TValue* o : tg_.graph->outputs()) {
+      flatten_output(get_slot(o), flat);
+      flatten_info(info_of(o), flat_info);
+    }
+    if (flat_info.size() != flat.size()) flat_info.assign(flat.size(), nullptr);
     if (flat.empty()) throw Error(Error::Kind::Conversion, "the model returns no tensors");
     if (options_.output_names.size() > flat.size())
       throw Error(Error::Kind::Usage, "output_names has " + std::to_string(options_.output_names.size()) +
@@ -466,6 +607,18 @@ class Converter : public ArgMaterializer {
         v = id;
       }
       seen.insert(v);
+      // Graph outputs need a shape: at least the rank PyTorch produced
+      // (inference fills in what it can).
+      if (!v->type().has_shape && i < flat_info.size() && flat_info[i]) {
+        const auto k = flat_info[i]->kind;
+        if (k == ExampleInfo::Kind::Tensor) {
+          v->type().has_shape = true;
+          v->type().shape.assign(flat_info[i]->sizes.size(), ir::Dim{});
+        } else if (k == ExampleInfo::Kind::Int || k == ExampleInfo::Kind::Float || k == ExampleInfo::Kind::Bool) {
+          v->type().has_shape = true;  // numbers are 0-d
+          v->type().shape.clear();
+        }
+      }
       if (v->name() != name) {
         if (graph_->names().taken(name)) rename_away(name);
         graph_->rename(v, name);

@@ -64,6 +64,7 @@ void collect_domains(const ir::Graph& g, std::map<std::string, int64_t>& out) {
 }  // namespace
 
 void type_to_proto(const ir::ValueType& t, onnx::TypeProto& out) {
+  if (t.dtype == ir::DType::Undefined) return;  // unknown: left to shape inference (subgraphs only)
   onnx::TypeProto_Tensor* tt = t.kind == ir::ValueType::Kind::Sequence
                                    ? out.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
                                    : out.mutable_tensor_type();

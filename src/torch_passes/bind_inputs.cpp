@@ -78,6 +78,26 @@ struct Binder {
       torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
       return graph.insertNode(graph.createList(c10::TensorType::get(), parts))->output();
     }
+    // A number where the (scripted) signature takes int/float/bool: a 0-d
+    // tensor input, converted back to the number the graph computes with.
+    if ((arg.isInt() || arg.isDouble() || arg.isBool()) &&
+        (kind == c10::TypeKind::IntType || kind == c10::TypeKind::FloatType || kind == c10::TypeKind::BoolType ||
+         kind == c10::TypeKind::NumberType)) {
+      at::Tensor t = arg.isInt()      ? at::scalar_tensor(arg.toInt(), at::kLong)
+                     : arg.isDouble() ? at::scalar_tensor(arg.toDouble(), at::kDouble)
+                                      : at::scalar_tensor(arg.toBool(), at::kBool);
+      Value* in = new_tensor_input(name, t);
+      c10::Symbol conv = kind == c10::TypeKind::IntType    ? c10::aten::Int
+                         : kind == c10::TypeKind::BoolType ? c10::aten::Bool
+                                                           : c10::aten::Float;
+      if (kind == c10::TypeKind::NumberType) conv = arg.isInt() ? c10::aten::Int : arg.isBool() ? c10::aten::Bool : c10::aten::Float;
+      torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+      torch::jit::Node* n = graph.insertNode(graph.create(conv, {in}, 1));
+      n->output()->setType(conv == c10::aten::Int ? c10::IntType::get()
+                           : conv == c10::aten::Bool ? static_cast<c10::TypePtr>(c10::BoolType::get())
+                                                     : c10::FloatType::get());
+      return n->output();
+    }
     // Numbers, strings, None, lists of numbers: constants.
     if (kind == c10::TypeKind::TensorType && !arg.isNone()) mismatch(name, type, arg);
     torch::jit::WithInsertPoint guard(graph.block()->nodes().front());

@@ -135,11 +135,11 @@ class Runner {
     env_[v] = std::move(iv);
   }
 
-  const c10::IValue& get(const Value* v) {
+  c10::IValue get(const Value* v) {
     auto it = env_.find(v);
     if (it == env_.end())
       throw Error(Error::Kind::Internal, "example run: value %" + v->debugName() + " was not computed");
-    return it->second;
+    return speculating_ ? to_meta(it->second) : it->second;
   }
 
   void run_block(Block* b, const std::vector<c10::IValue>& inputs, std::vector<c10::IValue>& outputs) {
@@ -201,6 +201,7 @@ class Runner {
     } catch (const NeedsRealRun&) {
       throw;
     } catch (const std::exception& e) {
+      if (speculating_) throw;
       if (meta_) {
         if (std::getenv("T2O_TIMING"))
           std::cerr << "[t2o] meta run stops at " << n->kind().toQualString() << ": "
@@ -250,6 +251,8 @@ class Runner {
       std::vector<c10::IValue> outs;
       run_block(n->blocks()[cond ? 0 : 1], {}, outs);
       for (size_t i = 0; i < outs.size(); ++i) set(n->output(i), outs[i]);
+      // The other branch becomes an ONNX subgraph too: its values need types.
+      speculate(n->blocks()[cond ? 1 : 0], {});
     } else if (kind == c10::prim::Loop) {
       run_loop(n);
     } else if (kind == c10::prim::unchecked_cast) {
@@ -330,6 +333,22 @@ class Runner {
     return at::empty(shape, x.options().device(at::kMeta));
   }
 
+  // Runs a block that the example does not execute (the other branch of an
+  // If, a loop body run zero times) on meta copies of its inputs, only to
+  // learn its values' types. Nothing real is touched; failures just leave
+  // values without info.
+  void speculate(Block* b, const std::vector<c10::IValue>& inputs) {
+    ++speculating_;
+    try {
+      std::vector<c10::IValue> ins;
+      for (const auto& v : inputs) ins.push_back(to_meta(v));
+      std::vector<c10::IValue> outs;
+      run_block(b, ins, outs);
+    } catch (...) {
+    }
+    --speculating_;
+  }
+
   void run_loop(Node* n) {
     // prim::Loop(max_trip_count, initial_condition, carried...) with body
     // block(i, carried...) -> (condition, carried...).
@@ -338,7 +357,8 @@ class Runner {
     std::vector<c10::IValue> carried;
     for (size_t i = 2; i < n->inputs().size(); ++i) carried.push_back(get(n->input(i)));
     Block* body = n->blocks()[0];
-    for (int64_t i = 0; i < max_trips && cond; ++i) {
+    int64_t trips = 0;
+    for (int64_t i = 0; i < max_trips && cond; ++i, ++trips) {
       std::vector<c10::IValue> ins{c10::IValue(i)};
       ins.insert(ins.end(), carried.begin(), carried.end());
       std::vector<c10::IValue> outs;
@@ -347,11 +367,17 @@ class Runner {
       carried.assign(outs.begin() + 1, outs.end());
     }
     for (size_t i = 0; i < n->outputs().size(); ++i) set(n->output(i), carried.at(i));
+    if (trips == 0) {  // the body still becomes a subgraph: learn its types
+      std::vector<c10::IValue> ins{c10::IValue(int64_t{0})};
+      ins.insert(ins.end(), carried.begin(), carried.end());
+      speculate(body, ins);
+    }
   }
 
   TorchGraph& tg_;
   OriginTable& origins_;
   bool meta_;
+  int speculating_ = 0;
   std::unordered_map<const Value*, c10::IValue> env_;
 };
 

@@ -6,6 +6,7 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -107,17 +108,21 @@ void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchCont
   lifter.modules.emplace(self, std::make_pair(module, std::string()));
   lifter.run_block(graph.block());
 
-  // Drop the now unused module-typed GetAttr nodes (innermost first).
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (auto it = graph.nodes().rbegin(); it != graph.nodes().rend(); ++it) {
+  // Drop the now unused module-typed GetAttr nodes, in every block.
+  std::function<bool(torch::jit::Block*)> drop_unused = [&](torch::jit::Block* b) {
+    bool changed = false;
+    for (auto it = b->nodes().rbegin(); it != b->nodes().rend();) {
       Node* n = *it;
+      ++it;
+      for (torch::jit::Block* sub : n->blocks()) changed = drop_unused(sub) || changed;
       if (n->kind() == c10::prim::GetAttr && !n->output()->hasUses()) {
         n->destroy();
         changed = true;
-        break;
       }
     }
+    return changed;
+  };
+  while (drop_unused(graph.block())) {
   }
   if (self->hasUses()) {
     for (const auto& use : self->uses())

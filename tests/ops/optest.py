@@ -56,10 +56,12 @@ class Case:
     check: "values" (default) compares outputs; "shape" compares only shapes
         and dtypes (random operators).
     inputs: ONNX Runtime inputs (numpy), when they differ from the tensors of `args`.
+    more_args: further argument tuples: the exported model must also match
+        PyTorch on these (other branches, trip counts, sizes of dynamic axes).
     """
 
     def __init__(self, name, module, args, *, opsets=DEFAULT_OPSETS, min_opset=9, script=False,
-                 error_below=None, extra=(), atol_scale=1e-4, inputs=None, check="values"):
+                 error_below=None, extra=(), atol_scale=1e-4, inputs=None, check="values", more_args=()):
         self.name = name
         self.module = module if isinstance(module, nn.Module) else Lambda(module)
         self.args = args if isinstance(args, tuple) else (args,)
@@ -74,6 +76,7 @@ class Case:
         self.inputs = inputs
         assert check in ("values", "shape")
         self.check = check
+        self.more_args = [a if isinstance(a, tuple) else (a,) for a in more_args]
 
     def keys(self):
         return [f"{self.name}@{o}" for o in self.opsets] + [f"{self.name}@{o}!" for o in self.error_below]
@@ -124,7 +127,9 @@ def run(cases, workdir):
             torch.manual_seed(0)
             # In-place modules may write into their inputs: PyTorch runs on copies.
             with torch.no_grad():
-                expected = harness.flatten(case.module.eval()(*copy.deepcopy(case.args)))
+                expected = harness.flatten(case.module.eval()(*copy.deepcopy(case.args)), numbers=True)
+                more_expected = [harness.flatten(case.module.eval()(*copy.deepcopy(a)), numbers=True)
+                                 for a in case.more_args]
             ts = to_torchscript(case)
             pt, args_pt = os.path.join(d, "model.pt"), os.path.join(d, "args.pt")
             ts.save(pt)
@@ -133,12 +138,14 @@ def run(cases, workdir):
             for k in case.keys():
                 results.status[k] = (False, f"could not build the case: {type(e).__name__}: {e}")
             continue
-        inputs = case.inputs if case.inputs is not None else [t.numpy() for t in harness.flatten(case.args)]
+        inputs = case.inputs if case.inputs is not None else [onnx_input(t) for t in harness.flatten(case.args, numbers=case.script)]
+        runs = [(expected, inputs)] + [(e, [onnx_input(t) for t in harness.flatten(a, numbers=case.script)])
+                                       for e, a in zip(more_expected, case.more_args)]
         for opset in list(case.opsets) + list(case.error_below):
             out = os.path.join(d, f"opset{opset}.onnx")
             jobs.append(" ".join([pt, "--args", args_pt, "-o", out, "--opset", str(opset), *case.extra]))
             key = f"{case.name}@{opset}" + ("!" if opset in case.error_below else "")
-            pending.append((key, case, opset, out, expected, inputs))
+            pending.append((key, case, opset, out, runs))
     if not jobs:
         return results
     job_file = os.path.join(workdir, "jobs.txt")
@@ -152,7 +159,7 @@ def run(cases, workdir):
         return results
 
     ort_jobs, ort_pending = [], []
-    for line, (key, case, opset, out, expected, inputs) in zip(lines, pending):
+    for line, (key, case, opset, out, runs) in zip(lines, pending):
         if key.endswith("!"):
             want = case.error_below[opset]
             if line.startswith("OK"):
@@ -170,15 +177,16 @@ def run(cases, workdir):
         except Exception as e:
             results.status[key] = (False, f"ONNX checker rejects the opset {opset} model: {e}")
             continue
-        run_dir = out + ".ort"
-        os.makedirs(run_dir, exist_ok=True)
-        in_paths = []
-        for i, arr in enumerate(inputs):
-            p = os.path.join(run_dir, f"in{i}.npy")
-            np.save(p, np.ascontiguousarray(arr))
-            in_paths.append(p)
-        ort_jobs.append({"model": out, "inputs": in_paths, "out": run_dir})
-        ort_pending.append((key, case, opset, run_dir, expected))
+        for r, (expected, inputs) in enumerate(runs):
+            run_dir = out + f".ort{r}"
+            os.makedirs(run_dir, exist_ok=True)
+            in_paths = []
+            for i, arr in enumerate(inputs):
+                p = os.path.join(run_dir, f"in{i}.npy")
+                np.save(p, np.ascontiguousarray(arr))
+                in_paths.append(p)
+            ort_jobs.append({"model": out, "inputs": in_paths, "out": run_dir})
+            ort_pending.append((key, case, opset, run_dir, expected, r))
 
     if ort_jobs:
         jf = os.path.join(workdir, "ort_jobs.json")
@@ -189,9 +197,12 @@ def run(cases, workdir):
         if len(replies) != len(ort_jobs):
             replies += [{"ok": False, "error": f"ONNX Runtime runner crashed: {proc.stderr[-2000:]}"}] * (
                 len(ort_jobs) - len(replies))
-        for reply, (key, case, opset, run_dir, expected) in zip(replies, ort_pending):
+        for reply, (key, case, opset, run_dir, expected, r) in zip(replies, ort_pending):
+            if key in results.status and not results.status[key][0]:
+                continue  # an earlier input set already failed
+            where = f"opset {opset}" + (f", argument set {r}" if r else "")
             if not reply["ok"]:
-                results.status[key] = (False, f"ONNX Runtime fails on the opset {opset} model: {reply['error']}")
+                results.status[key] = (False, f"ONNX Runtime fails on the {where} model: {reply['error']}")
                 continue
             actual = [np.load(os.path.join(run_dir, f"{k}.npy")) for k in range(len(reply["outputs"]))]
             try:
@@ -201,8 +212,15 @@ def run(cases, workdir):
                     harness.compare(expected, actual, rtol_scale=case.atol_scale)
                 results.status[key] = (True, "")
             except AssertionError as e:
-                results.status[key] = (False, f"opset {opset}: {e}")
+                results.status[key] = (False, f"{where}: {e}")
     return results
+
+
+def onnx_input(t):
+    """A graph input as ONNX Runtime gets it (Python numbers become 0-d arrays)."""
+    if isinstance(t, torch.Tensor):
+        return t.numpy()
+    return np.array(t)
 
 
 def compare_shapes(expected, actual):

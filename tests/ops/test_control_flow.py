@@ -1,0 +1,171 @@
+"""Scripted control flow (src/convert/converter.cpp: prim::If -> If, prim::Loop
+-> Loop): each case runs in ONNX Runtime at several inputs taking different
+branches and trip counts, compared with PyTorch."""
+import os
+import sys
+from typing import List
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import optest  # noqa: E402
+from optest import Case  # noqa: E402
+
+torch.manual_seed(0)
+OPSETS = (11, 13, 17)
+
+
+class DataIf(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = x - 1
+        return y
+
+
+class NestedIf(torch.nn.Module):
+    def forward(self, x):
+        if x.mean() > 0:
+            if x.max() > 1.5:
+                y = x * 3
+            else:
+                y = x + 10
+        else:
+            y = -x
+        return y + 1
+
+
+class IfWithInts(torch.nn.Module):
+    """Branches returning different dtypes are unified to PyTorch's."""
+
+    def forward(self, x):
+        n = x.size(0)
+        if bool(x[0, 0] > 0):
+            k = n * 2
+        else:
+            k = n + 7
+        return x * k
+
+
+class ForLoop(torch.nn.Module):
+    def forward(self, x, n):
+        for i in range(int(n)):
+            x = x + i
+        return x
+
+
+class WhileLoop(torch.nn.Module):
+    def forward(self, x):
+        i = 0
+        while bool(x.sum() < 100.0) and i < 50:
+            x = x * 2 + 1
+            i += 1
+        return x, i
+
+
+class CapturedInLoop(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x, n):
+        scale = x.abs().mean()
+        for _ in range(int(n)):
+            x = torch.tanh(x @ self.w) * scale
+        return x
+
+
+class LoopInIf(torch.nn.Module):
+    def forward(self, x, n):
+        if x.sum() > 0:
+            for i in range(int(n)):
+                x = x * 0.5 + i
+        else:
+            x = x - 1
+        return x
+
+
+class IfInLoop(torch.nn.Module):
+    def forward(self, x, n):
+        for i in range(int(n)):
+            if i % 2 == 0:
+                x = x + 1
+            else:
+                x = x * 2
+        return x
+
+
+class PrimitiveInputs(torch.nn.Module):
+    def forward(self, x, n: int, s: float, flag: bool):
+        y = x * s
+        if flag:
+            y = y + n
+        for _ in range(n):
+            y = y * 0.5
+        return y
+
+
+class Training(torch.nn.Module):
+    """`if self.training` folds away at eval."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        if self.training:
+            return self.bn(x) * 0
+        return self.bn(x) + 1
+
+
+@torch.jit.script
+def loop(x, y):
+    for i in range(int(y)):
+        x = x + i
+    return x
+
+
+class LoopModel(torch.nn.Module):
+    """The documented traced example: the loop is unrolled into Adds."""
+
+    def forward(self, x, y):
+        for i in range(y):
+            x = x + i
+        return x
+
+
+class LoopModel2(torch.nn.Module):
+    """The documented mixed example: traced module calling a scripted loop."""
+
+    def forward(self, x, y):
+        return loop(x, y)
+
+
+x = torch.randn(3, 4)
+pos, neg = x.abs() + 0.1, -x.abs() - 0.1
+five = torch.tensor(5)
+CASES = [
+    Case("data_if", DataIf(), (pos,), script=True, opsets=OPSETS, more_args=[(neg,)]),
+    Case("nested_if", NestedIf(), (pos * 3,), script=True, opsets=OPSETS,
+         more_args=[(pos * 0.1,), (neg,)]),
+    Case("if_with_ints", IfWithInts(), (pos,), script=True, opsets=OPSETS, more_args=[(neg,)]),
+    Case("for_loop", ForLoop(), (x, five), script=True, opsets=OPSETS,
+         more_args=[(x, torch.tensor(0)), (x, torch.tensor(9))]),
+    Case("while_loop", WhileLoop(), (pos,), script=True, opsets=OPSETS, more_args=[(pos * 1000,), (neg,)]),
+    Case("captured_in_loop", CapturedInLoop(), (x, torch.tensor(3)), script=True, opsets=OPSETS,
+         more_args=[(x, torch.tensor(0)), (x, torch.tensor(6))]),
+    Case("loop_in_if", LoopInIf(), (pos, torch.tensor(3)), script=True, opsets=OPSETS,
+         more_args=[(neg, torch.tensor(3)), (pos, torch.tensor(0))]),
+    Case("if_in_loop", IfInLoop(), (x, torch.tensor(4)), script=True, opsets=OPSETS,
+         more_args=[(x, torch.tensor(1)), (x, torch.tensor(7))]),
+    Case("primitive_inputs", PrimitiveInputs(), (x, 3, 0.5, True), script=True, opsets=OPSETS,
+         more_args=[(x, 0, 2.0, False), (x, 5, -1.5, True)]),
+    Case("training_branch_folds", Training(), (x,), script=True, opsets=(9, 13, 17)),
+    Case("loop_model_traced", LoopModel(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=(9, 13, 17)),
+    Case("loop_model2", LoopModel2(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=OPSETS,
+         more_args=[(torch.ones(2, 3, dtype=torch.long), torch.tensor(9))]),
+]
+
+results = optest.results_fixture(CASES)
+test_case = optest.case_test(CASES)
