@@ -23,6 +23,21 @@ bool is_structural(c10::Symbol k) {
          k == c10::prim::Loop;
 }
 
+bool is_list_type(const c10::TypePtr& t) { return t->kind() == c10::TypeKind::ListType; }
+
+// List operators the converter handles itself (lists are converter
+// plumbing: fixed-length lists stay static, others become ONNX sequences).
+bool is_list_op(const Node* n) {
+  const auto k = n->kind();
+  if (n->inputs().empty() || !is_list_type(n->input(0)->type())) return false;
+  return k == c10::aten::append || k == c10::aten::len || k == c10::aten::__getitem__ || k == c10::aten::_set_item ||
+         k == c10::aten::list;
+}
+
+// (stack/cat of a sequence is handled by the converter too, but they have
+// symbolics for fixed lists, so they are never reported as unsupported.)
+bool handled_by_converter(const Node* n) { return is_structural(n->kind()) || is_list_op(n); }
+
 // The symbolic for `kind` at `opset`; an in-place op ("relu_") falls back to
 // its out-of-place form, which functionalization made equivalent.
 const SymbolicFn* resolve(const Registry& registry, const std::string& kind, int opset) {
@@ -43,7 +58,7 @@ void collect_unsupported(torch::jit::Block* b, const Registry& registry, int ops
                          std::map<std::string, UnsupportedOperator>& out) {
   for (Node* n : b->nodes()) {
     for (torch::jit::Block* sub : n->blocks()) collect_unsupported(sub, registry, opset, origins, out);
-    if (is_structural(n->kind())) continue;
+    if (handled_by_converter(n)) continue;
     const std::string kind = n->kind().toQualString();
     if (resolve(registry, kind, opset)) continue;
     auto& u = out[kind];
@@ -77,7 +92,10 @@ ir::Tensor borrow(const at::Tensor& t_in) {
 
 // What a PyTorch value became on the ONNX side.
 struct Slot {
-  enum class Kind { Empty, Constant, Value, List };
+  // Value: one ONNX value. List: a fixed-length list or tuple (elements).
+  // Sequence: a list whose length is only known at run time (an ONNX
+  // sequence in `value`).
+  enum class Kind { Empty, Constant, Value, List, Sequence };
   Kind kind = Kind::Empty;
   c10::IValue constant;
   ir::Value* value = nullptr;
@@ -257,6 +275,11 @@ class Converter : public ArgMaterializer {
       apply_example(a, info);
       return a;
     }
+    if (s.kind == Slot::Kind::Sequence) {  // a list of run-time length: value only, no elements
+      a.kind = Arg::Kind::List;
+      a.value = s.value;
+      return a;
+    }
     // A list or tuple with fixed elements.
     if (a.kind != Arg::Kind::Tuple) a.kind = Arg::Kind::List;
     c10::TypePtr elem_type;
@@ -396,9 +419,21 @@ class Converter : public ArgMaterializer {
     return ctx.in_as(0, dtype);
   }
 
-  // Outputs of a subgraph must be produced inside it.
+  // A subgraph output produced inside the subgraph (ONNX Runtime rejects
+  // outer values returned directly): an Identity. Identity takes sequences
+  // only from opset 14; before that, inserting an element at position 0 and
+  // erasing it again is the identity.
   ir::Value* local(ir::Value* v, ir::Graph* g) {
     if (v->producer() && v->graph() == g) return v;
+    if (v->type().kind == ir::ValueType::Kind::Sequence && options_.opset_version < 14) {
+      ir::DType dt = v->type().dtype == ir::DType::Undefined ? ir::DType::Float : v->type().dtype;
+      ir::Value* dummy = g->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(dt, 0)}})->output(0);
+      ir::Value* zero = g->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Int64, 0)}})->output(0);
+      ir::Value* with = g->create_node("SequenceInsert", {v, dummy, zero}, 1)->output(0);
+      ir::Value* back = g->create_node("SequenceErase", {with, zero}, 1)->output(0);
+      back->set_type(v->type());
+      return back;
+    }
     ir::Value* id = g->create_node("Identity", {v}, 1)->output(0);
     id->set_type(v->type());
     return id;
@@ -410,10 +445,161 @@ class Converter : public ArgMaterializer {
     GraphScope scope(*this, g.get());
     for (Node* inner : b->nodes()) convert_node(inner);
     for (size_t i = 0; i < b->outputs().size(); ++i) {
+      if (is_list_type(n->output(i)->type())) {
+        require_sequences(n, 13, "out of a branch needs If with sequences");
+        ir::DType dt = list_dtype({n->output(i), b->outputs()[i]});
+        g->add_output(local(to_sequence(get_slot(b->outputs()[i]), dt, b->outputs()[i], n), g.get()));
+        continue;
+      }
       ir::DType dt = example_dtype(n->output(i));
       g->add_output(local(single_value(b->outputs()[i], dt, "an If output"), g.get()));
     }
     return g;
+  }
+
+  // ---- lists
+
+  // The element dtype of a list, from what the example run saw of any of `vs`.
+  ir::DType list_dtype(std::initializer_list<const TValue*> vs) {
+    for (const TValue* v : vs) {
+      const ExampleInfo* info = v ? info_of(v) : nullptr;
+      if (info)
+        for (const auto& e : info->elements)
+          if (e.kind == ExampleInfo::Kind::Tensor && e.dtype != at::ScalarType::Undefined) return to_dtype(e.dtype);
+          else if (e.kind == ExampleInfo::Kind::Int) return ir::DType::Int64;
+          else if (e.kind == ExampleInfo::Kind::Float) return ir::DType::Double;
+          else if (e.kind == ExampleInfo::Kind::Bool) return ir::DType::Bool;
+    }
+    return ir::DType::Float;
+  }
+
+  void require_sequences(const Node* n, int opset = 11, const char* why = "needs ONNX sequences") {
+    if (options_.opset_version < opset)
+      throw Error(Error::Kind::Conversion,
+                  std::string(n->kind().toQualString()) + " in " + torch_side::describe_origin(*origins_.of(n)) +
+                      ": a list whose length is only known at run time " + why + " (opset " + std::to_string(opset) +
+                      " or later)");
+  }
+
+  // A list slot as an ONNX sequence value in the current graph.
+  ir::Value* to_sequence(const Slot& s, ir::DType dt, const TValue* v, const Node* n) {
+    if (s.kind == Slot::Kind::Sequence) return s.value;
+    require_sequences(n);
+    std::vector<Slot> elems = s.kind == Slot::Kind::List ? s.elements : unpack(s, 0, const_cast<Node*>(n));
+    std::vector<ir::Value*> values;
+    for (const Slot& e : elems) values.push_back(element_value(e, dt));
+    ir::Value* seq = values.empty()
+                         ? graph_->create_node("SequenceEmpty", {}, 1, {{"dtype", static_cast<int64_t>(dt)}})->output(0)
+                         : graph_->create_node("SequenceConstruct", values, 1)->output(0);
+    seq->set_type(ir::ValueType::sequence(dt));
+    (void)v;
+    return seq;
+  }
+
+  // One element of a list (a tensor, or a number as a 0-d tensor) as a value.
+  ir::Value* element_value(const Slot& e, ir::DType dt) {
+    if (e.kind == Slot::Kind::Value) return dt == ir::DType::Undefined ? e.value : cast_value(e.value, dt);
+    if (e.kind == Slot::Kind::Constant) {
+      SymbolicContext ctx("list element", {arg_from_constant(e.constant, e.id)}, {}, graph_, options_.opset_version,
+                          this);
+      return ctx.in_as(0, dt);
+    }
+    throw Error(Error::Kind::Conversion, "lists of lists cannot be exported");
+  }
+
+  ir::Value* cast_value(ir::Value* v, ir::DType dt) {
+    SymbolicContext ctx("cast", {}, {}, graph_, options_.opset_version, this);
+    return ctx.cast(v, dt);
+  }
+
+  Slot value_slot(ir::Value* v) { return Slot{Slot::Kind::Value, {}, v, {}, next_id_++}; }
+  Slot sequence_slot(ir::Value* v) { return Slot{Slot::Kind::Sequence, {}, v, {}, next_id_++}; }
+
+  ir::Value* int_value(const TValue* v) { return single_value(v, ir::DType::Int64, "a list index"); }
+
+  void convert_list_op(Node* n) {
+    graph_->set_current_origin(origins_.of(n));
+    const auto k = n->kind();
+    Slot list = get_slot(n->input(0));
+    const bool fixed = list.kind == Slot::Kind::List ||
+                       (list.kind == Slot::Kind::Constant && (list.constant.isList() || list.constant.isTuple()));
+    std::vector<Slot> elems = fixed ? unpack(list, 0, n) : std::vector<Slot>{};
+    const ir::DType dt = list_dtype({n->input(0), n->outputs().empty() ? nullptr : n->output()});
+    auto const_index = [&](size_t i) -> std::optional<int64_t> {
+      const Slot& s = get_slot(n->input(i));
+      if (s.kind == Slot::Kind::Constant && s.constant.isInt()) return s.constant.toInt();
+      return std::nullopt;
+    };
+    if (k == c10::aten::list) {
+      slot_of(n->output()) = list;
+    } else if (k == c10::aten::append) {
+      if (fixed) {
+        elems.push_back(get_slot(n->input(1)));
+        slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+      } else {
+        ir::Value* seq = graph_->create_node("SequenceInsert", {list.value, element_value(get_slot(n->input(1)), dt)},
+                                             1)->output(0);
+        seq->set_type(ir::ValueType::sequence(dt));
+        slot_of(n->output()) = sequence_slot(seq);
+      }
+    } else if (k == c10::aten::len) {
+      if (fixed) {
+        slot_of(n->output()) = Slot{Slot::Kind::Constant, c10::IValue(static_cast<int64_t>(elems.size())), nullptr, {},
+                                    next_id_++};
+      } else {
+        ir::Value* len = graph_->create_node("SequenceLength", {list.value}, 1)->output(0);
+        len->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
+        slot_of(n->output()) = value_slot(len);
+      }
+    } else if (k == c10::aten::__getitem__) {
+      auto idx = const_index(1);
+      if (fixed && idx) {
+        int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(elems.size()) : *idx;
+        if (i < 0 || i >= static_cast<int64_t>(elems.size()))
+          throw Error(Error::Kind::Conversion, "list index out of range in " +
+                                                   torch_side::describe_origin(*origins_.of(n)));
+        slot_of(n->output()) = elems[static_cast<size_t>(i)];
+      } else {
+        ir::Value* seq = to_sequence(list, dt, n->input(0), n);
+        ir::Value* item = graph_->create_node("SequenceAt", {seq, int_value(n->input(1))}, 1)->output(0);
+        item->type().dtype = dt;
+        slot_of(n->output()) = value_slot(item);
+      }
+    } else if (k == c10::aten::_set_item) {
+      auto idx = const_index(1);
+      if (fixed && idx) {
+        int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(elems.size()) : *idx;
+        elems.at(static_cast<size_t>(i)) = get_slot(n->input(2));
+        slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+      } else {
+        // erase then insert at the same (non-negative) position
+        ir::Value* seq = to_sequence(list, dt, n->input(0), n);
+        ir::Value* pos = int_value(n->input(1));
+        ir::Value* len = graph_->create_node("SequenceLength", {seq}, 1)->output(0);
+        ir::Value* zero = cast_value(graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Int64, 0)}})->output(0), ir::DType::Int64);
+        ir::Value* neg = graph_->create_node("Less", {pos, zero}, 1)->output(0);
+        ir::Value* wrapped = graph_->create_node("Add", {pos, len}, 1)->output(0);
+        pos = graph_->create_node("Where", {neg, wrapped, pos}, 1)->output(0);
+        ir::Value* erased = graph_->create_node("SequenceErase", {seq, pos}, 1)->output(0);
+        ir::Value* out = graph_->create_node("SequenceInsert", {erased, element_value(get_slot(n->input(2)), dt), pos}, 1)
+                             ->output(0);
+        out->set_type(ir::ValueType::sequence(dt));
+        slot_of(n->output()) = sequence_slot(out);
+      }
+    }
+  }
+
+  // stack/cat of a list whose length is only known at run time.
+  void convert_sequence_concat(Node* n) {
+    graph_->set_current_origin(origins_.of(n));
+    const Slot& list = get_slot(n->input(0));
+    const Slot& dim = get_slot(n->input(1));
+    if (dim.kind != Slot::Kind::Constant) throw Error(Error::Kind::Conversion, "stack/cat needs a constant dim");
+    const int64_t new_axis = n->kind() == c10::aten::stack ? 1 : 0;
+    ir::Value* out = graph_->create_node("ConcatFromSequence", {list.value}, 1,
+                                         {{"axis", dim.constant.toInt()}, {"new_axis", new_axis}})->output(0);
+    out->type().dtype = example_dtype(n->output());
+    slot_of(n->output()) = value_slot(out);
   }
 
   // prim::If(cond) with two blocks -> ONNX If with then/else subgraphs.
@@ -432,6 +618,11 @@ class Converter : public ArgMaterializer {
     ir::Node* node = graph_->create_node("If", {cond}, n->outputs().size(),
                                          {{"else_branch", else_g}, {"then_branch", then_g}});
     for (size_t i = 0; i < n->outputs().size(); ++i) {
+      if (is_list_type(n->output(i)->type())) {
+        node->output(i)->set_type(ir::ValueType::sequence(list_dtype({n->output(i)})));
+        slot_of(n->output(i)) = sequence_slot(node->output(i));
+        continue;
+      }
       node->output(i)->type().dtype = example_dtype(n->output(i));
       slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, node->output(i), {}, next_id_++};
     }
@@ -446,7 +637,16 @@ class Converter : public ArgMaterializer {
     ir::Value* cond = single_value(n->input(1), ir::DType::Bool, "a loop condition");
     std::vector<ir::Value*> inits;
     std::vector<ir::DType> types;
+    std::vector<bool> is_list(carried);
     for (size_t k = 0; k < carried; ++k) {
+      is_list[k] = is_list_type(n->input(2 + k)->type());
+      if (is_list[k]) {  // a list growing in the loop: an ONNX sequence
+        require_sequences(n, 13, "carried through a loop needs Loop with sequences");
+        ir::DType dt = list_dtype({n->output(k), body_block->inputs()[1 + k], body_block->outputs()[1 + k], n->input(2 + k)});
+        types.push_back(dt);
+        inits.push_back(to_sequence(get_slot(n->input(2 + k)), dt, n->input(2 + k), n));
+        continue;
+      }
       // One dtype per loop-carried value: the one it ends with in the example.
       ir::DType dt = example_dtype(n->output(k));
       if (dt == ir::DType::Undefined) dt = example_dtype(n->input(2 + k));
@@ -462,21 +662,30 @@ class Converter : public ArgMaterializer {
       slot_of(body_block->inputs()[0]) = Slot{Slot::Kind::Value, {}, iter, {}, next_id_++};
       for (size_t k = 0; k < carried; ++k) {
         ir::Value* in = body->add_input(body->unique_name(body_block->inputs()[1 + k]->debugName()),
-                                        ir::ValueType::tensor(types[k]));
-        slot_of(body_block->inputs()[1 + k]) = Slot{Slot::Kind::Value, {}, in, {}, next_id_++};
+                                        is_list[k] ? ir::ValueType::sequence(types[k]) : ir::ValueType::tensor(types[k]));
+        slot_of(body_block->inputs()[1 + k]) = is_list[k] ? sequence_slot(in) : value_slot(in);
       }
       for (Node* inner : body_block->nodes()) convert_node(inner);
       body->add_output(local(single_value(body_block->outputs()[0], ir::DType::Bool, "a loop condition"), body.get()));
-      for (size_t k = 0; k < carried; ++k)
-        body->add_output(local(single_value(body_block->outputs()[1 + k], types[k], "a loop-carried value"), body.get()));
+      for (size_t k = 0; k < carried; ++k) {
+        const TValue* out = body_block->outputs()[1 + k];
+        ir::Value* v = is_list[k] ? to_sequence(get_slot(out), types[k], out, n)
+                                  : single_value(out, types[k], "a loop-carried value");
+        body->add_output(local(v, body.get()));
+      }
     }
     graph_->set_current_origin(origins_.of(n));
     std::vector<ir::Value*> ins{trips, cond};
     ins.insert(ins.end(), inits.begin(), inits.end());
     ir::Node* node = graph_->create_node("Loop", ins, carried, {{"body", body}});
     for (size_t k = 0; k < carried; ++k) {
-      node->output(k)->type().dtype = types[k];
-      slot_of(n->output(k)) = Slot{Slot::Kind::Value, {}, node->output(k), {}, next_id_++};
+      if (is_list[k]) {
+        node->output(k)->set_type(ir::ValueType::sequence(types[k]));
+        slot_of(n->output(k)) = sequence_slot(node->output(k));
+      } else {
+        node->output(k)->type().dtype = types[k];
+        slot_of(n->output(k)) = value_slot(node->output(k));
+      }
     }
   }
 
@@ -487,6 +696,15 @@ class Converter : public ArgMaterializer {
     }
     if (n->kind() == c10::prim::Loop) {
       convert_loop(n);
+      return;
+    }
+    if ((n->kind() == c10::aten::stack || n->kind() == c10::aten::cat) && n->inputs().size() == 2 &&
+        get_slot(n->input(0)).kind == Slot::Kind::Sequence) {
+      convert_sequence_concat(n);
+      return;
+    }
+    if (is_list_op(n)) {
+      convert_list_op(n);
       return;
     }
     if (is_structural(n->kind())) {

@@ -3,6 +3,8 @@
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <unordered_map>
 
 #include "serialize/to_proto.h"
@@ -76,6 +78,12 @@ void check_and_infer(ir::Model& model) {
     onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
     onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
+    // T2O_DUMP_ON_CHECK_FAILURE=path: keep the rejected model (weights left out) for debugging.
+    if (const char* dump = std::getenv("T2O_DUMP_ON_CHECK_FAILURE")) {
+      onnx::ModelProto failed = skeleton(model);
+      std::ofstream out(dump, std::ios::binary);
+      failed.SerializeToOstream(&out);
+    }
     throw Error(Error::Kind::Check, std::string("the exported model fails the ONNX checker: ") + e.what());
   }
   std::unordered_map<std::string, const onnx::TypeProto*> types;

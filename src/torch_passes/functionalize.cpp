@@ -1,16 +1,21 @@
-// In-place operators (relu_, add_, x += y, scatter_, index_put_, copy_ ...)
-// write into one of their inputs. ONNX values are immutable, so:
+// In-place operators (relu_, add_, x += y, scatter_, index_put_, copy_,
+// list.append ...) write into one of their inputs. ONNX values are
+// immutable, so the graph is rewritten into value semantics:
 //
 // 1. Every later read of the mutated value reads the op's result instead
 //    (the op itself converts like its out-of-place form).
 // 2. When the mutated value is a view of another tensor (x[:, 1:3] += y,
 //    x[i] = v, x.t().add_(1) ...), the base is rebuilt from the new view
 //    contents, up the chain of views: slice -> slice_scatter, select ->
-//    select_scatter, view/reshape -> reshape back, transpose/permute ->
-//    the inverse permutation, squeeze/unsqueeze -> the inverse, ... and every
-//    later read of the base (and of other views of it) reads the rebuilt one.
+//    select_scatter, view/reshape -> reshape back, transpose/permute -> the
+//    inverse permutation, ... and later reads of the base, and of other
+//    views of it, read the rebuilt one.
+// 3. A value mutated inside a branch or a loop body (a list appended to in a
+//    loop, a tensor updated in an if) leaves the block as a new output of the
+//    If, or as a new loop-carried value of the Loop.
 #include <torch/csrc/jit/ir/constants.h>
 
+#include <map>
 #include <unordered_set>
 
 #include "torch_passes/passes.h"
@@ -18,6 +23,7 @@
 namespace torch2onnx::torch_side {
 namespace {
 
+using torch::jit::Block;
 using torch::jit::Node;
 using torch::jit::Value;
 
@@ -43,11 +49,26 @@ bool is_view_op(const Node* n) {
   return ops.count(n->kind().toQualString()) != 0;
 }
 
-// The view's base (input 0), or the tensor a Tensor[] element was split from.
+bool in_block(const Node* n, const Block* b) {
+  for (const Block* cur = n->owningBlock(); cur; cur = cur->owningNode() ? cur->owningNode()->owningBlock() : nullptr)
+    if (cur == b) return true;
+  return false;
+}
+
+bool defined_in(const Value* v, const Block* b) { return in_block(v->node(), b); }
+
+// Replaces reads of `from` that come after `after` and lie inside block `b`
+// (nested blocks included) with `to`.
+void replace_after_in_block(Value* from, Value* to, const Node* after, const Block* b) {
+  std::vector<torch::jit::Use> uses = from->uses();
+  for (const auto& u : uses)
+    if (u.user != to->node() && u.user->isAfter(after) && in_block(u.user, b)) u.user->replaceInput(u.offset, to);
+}
+
 struct ViewStep {
-  Node* node;          // the view op (or ListUnpack for split/chunk/unbind pieces)
-  Value* base;         // what it views
-  size_t list_index;   // for ListUnpack pieces: which piece
+  Node* node;         // the view op (or ListUnpack for split/chunk/unbind pieces)
+  Value* base;        // what it views
+  size_t list_index;  // for ListUnpack pieces: which piece
 };
 
 std::optional<ViewStep> view_of(Value* v) {
@@ -63,7 +84,7 @@ std::optional<ViewStep> view_of(Value* v) {
     }
     return std::nullopt;
   }
-  if (!is_view_op(n)) return std::nullopt;
+  if (!is_view_op(n) || !v->type()->cast<c10::TensorType>()) return std::nullopt;
   return ViewStep{n, n->input(0), 0};
 }
 
@@ -71,27 +92,103 @@ class Functionalizer {
  public:
   explicit Functionalizer(TorchGraph& tg) : graph_(*tg.graph), tg_(tg) {}
 
-  void run_block(torch::jit::Block* block) {
-    for (auto it = block->nodes().begin(); it != block->nodes().end(); ++it) {
-      Node* n = *it;
-      for (torch::jit::Block* b : n->blocks()) run_block(b);
-      if (n->kind().is_prim() || n->outputs().size() != 1) continue;
-      int k = mutated_argument(n);
+  bool changed = false;
+
+  // Rewrites block `b`; returns, for values defined outside `b` that it
+  // mutates, their version at the end of `b`.
+  std::map<Value*, Value*> run_block(Block* b) {
+    std::map<Value*, Value*> escaping;
+    std::map<Value*, Value*>& latest = latest_[b];
+    std::vector<Node*> nodes(b->nodes().begin(), b->nodes().end());
+    for (Node* n : nodes) {
+      if (!n->blocks().empty()) {
+        lift_out_of(n, b, escaping, latest);
+        continue;
+      }
+      if (n->kind().is_prim()) continue;
+      const int k = mutated_argument(n);
       if (k < 0) continue;
       Value* target = n->input(static_cast<size_t>(k));
-      if (!target->type()->cast<c10::TensorType>()) continue;
+      if (n->outputs().size() != 1 || n->output()->type()->kind() != target->type()->kind()) {
+        bool read_later = false;
+        for (const auto& u : target->uses()) read_later = read_later || u.user->isAfter(n);
+        if (read_later || !defined_in(target, b)) unsupported(n);
+        continue;  // nothing reads the mutated value afterwards
+      }
       Value* result = n->output();
-      // Later reads of the mutated value read the result.
-      target->replaceAllUsesAfterNodeWith(n, result);
-      // And if it was a view, its base changes too.
+      replace_after_in_block(target, result, n, b);
+      note(escaping, latest, target, result, b);
       if (view_of(target)) {
-        write_back(n, target, result);
-        changed_ = true;
+        Value* root_new = nullptr;
+        Value* root = write_back(n, target, result, b, root_new);
+        if (root) note(escaping, latest, root, root_new, b);
+        changed = true;
       }
     }
+    return escaping;
   }
 
  private:
+  [[noreturn]] void unsupported(const Node* n) {
+    throw Error(Error::Kind::Conversion, std::string("the model mutates a value with ") + n->kind().toQualString() +
+                                             ", which has no value-returning form; exporting it is not supported");
+  }
+
+  // Records that `value` (as seen in `b`) now has version `next`.
+  void note(std::map<Value*, Value*>& escaping, std::map<Value*, Value*>& latest, Value* value, Value* next,
+            Block* b) {
+    Value* original = value;
+    auto it = origin_.find(value);
+    if (it != origin_.end()) original = it->second;
+    origin_[next] = original;
+    latest[original] = next;
+    if (!defined_in(original, b)) escaping[original] = next;
+  }
+
+  // Values mutated inside n's blocks leave n as extra outputs.
+  void lift_out_of(Node* n, Block* b, std::map<Value*, Value*>& escaping, std::map<Value*, Value*>& latest) {
+    std::vector<std::map<Value*, Value*>> inner;
+    for (Block* sub : n->blocks()) inner.push_back(run_block(sub));
+    std::vector<Value*> lifted;  // originals, in a fixed order
+    for (const auto& m : inner)
+      for (const auto& [original, version] : m)
+        if (std::find(lifted.begin(), lifted.end(), original) == lifted.end()) lifted.push_back(original);
+    if (lifted.empty()) return;
+    changed = true;
+    if (n->kind() != c10::prim::If && n->kind() != c10::prim::Loop)
+      throw Error(Error::Kind::Conversion, std::string("values mutated inside ") + n->kind().toQualString() +
+                                               " cannot be exported");
+    for (Value* original : lifted) {
+      // What n's blocks read: the latest version before n.
+      auto seen = latest.find(original);
+      Value* before = seen == latest.end() ? original : seen->second;
+      Value* after = nullptr;
+      if (n->kind() == c10::prim::If) {
+        for (size_t k = 0; k < n->blocks().size(); ++k) {
+          auto it = inner[k].find(original);
+          n->blocks()[k]->registerOutput(it == inner[k].end() ? before : it->second);
+        }
+        after = n->addOutput()->setType(before->type());
+      } else {  // prim::Loop: a new loop-carried value
+        Block* body = n->blocks()[0];
+        n->addInput(before);
+        Value* carried_in = body->addInput()->setType(before->type());
+        auto it = inner[0].find(original);
+        Value* last = it == inner[0].end() ? before : it->second;
+        // Inside the body, reads of the value read this iteration's copy.
+        std::vector<torch::jit::Use> uses = before->uses();
+        for (const auto& u : uses)
+          if (u.user != n && in_block(u.user, body)) u.user->replaceInput(u.offset, carried_in);
+        body->registerOutput(last == before ? carried_in : last);
+        after = n->addOutput()->setType(before->type());
+      }
+      replace_after_in_block(before, after, n, b);
+      origin_[after] = original;
+      latest[original] = after;
+      if (!defined_in(original, b)) escaping[original] = after;
+    }
+  }
+
   Value* constant(const c10::IValue& v) { return graph_.insertConstant(v); }
 
   Value* call(const char* op, std::vector<Value*> inputs) {
@@ -117,23 +214,22 @@ class Functionalizer {
     if (v->kind() == c10::prim::ListUnpack) {
       Node* split = v->input()->node();
       const std::string sk = split->kind().toQualString();
-      const auto& info = tg_.info.at(base);
-      auto piece_info = tg_.info.find(v->output(step.list_index));
-      if (piece_info == tg_.info.end()) throw Error(Error::Kind::Internal, "no shape for a split piece");
+      auto base_info = tg_.info.find(base);
+      if (base_info == tg_.info.end()) throw Error(Error::Kind::Internal, "no shape for a split tensor");
       int64_t dim = const_input(split, sk == "aten::unbind" ? 1 : 2).toInt();
-      if (dim < 0) dim += static_cast<int64_t>(info.sizes.size());
+      if (dim < 0) dim += static_cast<int64_t>(base_info->second.sizes.size());
       if (sk == "aten::unbind")
         return call("aten::select_scatter", {base, child, constant(dim), constant(int64_t(step.list_index))});
       int64_t start = 0;
       for (size_t i = 0; i < step.list_index; ++i) start += tg_.info.at(v->output(i)).sizes.at(static_cast<size_t>(dim));
-      const int64_t len = piece_info->second.sizes.at(static_cast<size_t>(dim));
+      const int64_t len = tg_.info.at(v->output(step.list_index)).sizes.at(static_cast<size_t>(dim));
       return call("aten::slice_scatter",
                   {base, child, constant(dim), constant(start), constant(start + len), constant(int64_t{1})});
     }
     if (k == "aten::slice")
       return call("aten::slice_scatter", {base, child, v->input(1), v->input(2), v->input(3), v->input(4)});
     if (k == "aten::narrow") {
-      Value* end = call("aten::add", {v->input(2), v->input(3)});
+      Value* end = graph_.insertNode(graph_.create(c10::aten::add, {v->input(2), v->input(3)}, 1))->output();
       end->setType(c10::IntType::get());
       return call("aten::slice_scatter", {base, child, v->input(1), v->input(2), end, constant(int64_t{1})});
     }
@@ -159,31 +255,22 @@ class Functionalizer {
                 "the model writes into the result of " + k + " (a view of its input); exporting that is not supported");
   }
 
-  // Re-applies view `node` (with its original arguments) to a new base.
-  Value* reapply(const ViewStep& step, Value* new_base) {
-    Node* v = step.node;
-    if (v->kind() == c10::prim::ListUnpack) {
-      Node* split = v->input()->node();
-      std::vector<Value*> ins(split->inputs().begin(), split->inputs().end());
-      ins[0] = new_base;
-      Node* s2 = graph_.insertNode(graph_.create(split->kind(), ins, 1));
-      s2->output()->setType(split->output()->type());
-      Node* u = graph_.insertNode(graph_.createListUnpack(s2->output(), v->outputs().size()));
-      return u->output(step.list_index);
-    }
-    std::vector<Value*> ins(v->inputs().begin(), v->inputs().end());
+  // Re-applies a view (with its original arguments) to a new base.
+  Value* reapply(Node* view, Value* new_base) {
+    std::vector<Value*> ins(view->inputs().begin(), view->inputs().end());
     ins[0] = new_base;
-    Node* c = graph_.insertNode(graph_.create(v->kind(), ins, 1));
-    c->output()->setType(v->output()->type());
+    Node* c = graph_.insertNode(graph_.create(view->kind(), ins, 1));
+    c->output()->setType(view->output()->type());
     return c->output();
   }
 
-  void write_back(Node* mutation, Value* view, Value* new_view) {
+  // Rebuilds the bases of `view` after `mutation` wrote `new_view` into it.
+  // Returns the root base (and its new version in `root_new`).
+  Value* write_back(Node* mutation, Value* view, Value* new_view, Block* b, Value*& root_new) {
     torch::jit::WithInsertPoint guard(mutation->next());
-    // Up the chain of views to the root.
     Value* child = new_view;
     Value* current = view;
-    Value* root = view;
+    Value* root = nullptr;
     std::vector<std::pair<Value*, Value*>> rebuilt;  // (old value, new value) along the chain
     while (auto step = view_of(current)) {
       Value* new_base = rebuild(*step, child);
@@ -193,40 +280,39 @@ class Functionalizer {
       root = current;
     }
     Node* last = child->node();
-    // Later reads of the root and of the chain's intermediate views see the new contents.
-    for (auto& [old_value, new_value] : rebuilt) old_value->replaceAllUsesAfterNodeWith(last, new_value);
-    // Other views of the root, made before the write and read after it, are recomputed.
+    for (auto& [old_value, new_value] : rebuilt) replace_after_in_block(old_value, new_value, last, b);
     torch::jit::WithInsertPoint after(last->next());
-    refresh_views(root, child, mutation, rebuilt);
+    refresh_views(root, child, mutation, rebuilt, view, b);
+    root_new = child;
+    return root;
   }
 
+  // Views of `old_base` made before the write and read after it are
+  // recomputed from `new_base`.
   void refresh_views(Value* old_base, Value* new_base, Node* mutation,
-                     const std::vector<std::pair<Value*, Value*>>& rebuilt) {
+                     const std::vector<std::pair<Value*, Value*>>& rebuilt, Value* written, Block* b) {
     std::vector<torch::jit::Use> uses = old_base->uses();
     for (const auto& use : uses) {
       Node* user = use.user;
-      if (user->isAfter(mutation) || user == mutation) continue;
-      std::vector<Value*> views;
-      if (user->kind() != c10::prim::ListUnpack && is_view_op(user) && use.offset == 0) views.push_back(user->output());
-      for (Value* v : views) {
-        bool in_chain = false;
-        for (const auto& r : rebuilt) in_chain = in_chain || r.first == v;
-        if (in_chain || v == mutation->input(static_cast<size_t>(mutated_argument(mutation)))) continue;
-        bool used_later = false;
-        for (const auto& u : v->uses()) used_later = used_later || u.user->isAfter(mutation);
-        if (!used_later) continue;
-        Value* fresh = reapply(ViewStep{user, new_base, 0}, new_base);
-        v->replaceAllUsesAfterNodeWith(fresh->node(), fresh);
-        refresh_views(v, fresh, mutation, rebuilt);
-      }
+      if (user->isAfter(mutation) || user == mutation || use.offset != 0) continue;
+      if (user->kind() == c10::prim::ListUnpack || !is_view_op(user)) continue;
+      Value* v = user->output();
+      bool in_chain = v == written;
+      for (const auto& r : rebuilt) in_chain = in_chain || r.first == v;
+      if (in_chain) continue;
+      bool read_later = false;
+      for (const auto& u : v->uses()) read_later = read_later || (u.user->isAfter(mutation) && in_block(u.user, b));
+      if (!read_later) continue;
+      Value* fresh = reapply(user, new_base);
+      replace_after_in_block(v, fresh, fresh->node(), b);
+      refresh_views(v, fresh, mutation, rebuilt, written, b);
     }
   }
 
   torch::jit::Graph& graph_;
   TorchGraph& tg_;
-
- public:
-  bool changed_ = false;
+  std::map<Value*, Value*> origin_;  // a version -> the value it is a version of
+  std::map<Block*, std::map<Value*, Value*>> latest_;  // per block: original -> latest version
 };
 
 }  // namespace
@@ -234,7 +320,7 @@ class Functionalizer {
 bool functionalize(TorchGraph& tg, const TorchContext&) {
   Functionalizer f(tg);
   f.run_block(tg.graph->block());
-  return f.changed_;
+  return f.changed;
 }
 
 }  // namespace torch2onnx::torch_side

@@ -119,6 +119,53 @@ class Training(torch.nn.Module):
         return self.bn(x) + 1
 
 
+class ListInLoop(torch.nn.Module):
+    """A list of run-time length: ONNX sequences (opset 11+)."""
+
+    def forward(self, x, n):
+        res: List[torch.Tensor] = []
+        for i in range(int(n)):
+            res.append(x * i)
+        return torch.stack(res), len(res), res[-1], torch.cat(res, 1)
+
+
+class ConditionalAppend(torch.nn.Module):
+    def forward(self, x, n):
+        res: List[torch.Tensor] = [x]
+        for i in range(int(n)):
+            if i % 2 == 1:
+                res.append(x + i)
+        return torch.cat(res, 0)
+
+
+class FixedList(torch.nn.Module):
+    """Lists with a length known at export time stay plain values (any opset)."""
+
+    def forward(self, x):
+        parts = [x, x * 2, x * 3]
+        parts.append(x - 1)
+        return torch.stack(parts, 1), len(parts), parts[1]
+
+
+class MutatedInIf(torch.nn.Module):
+    def forward(self, x, flag: bool):
+        y = x.clone()
+        if flag:
+            y.add_(10)
+        else:
+            y.mul_(-1)
+        return y
+
+
+class MutatedInLoop(torch.nn.Module):
+    def forward(self, x, n):
+        acc = torch.zeros_like(x)
+        for i in range(int(n)):
+            acc.add_(x * i)
+            acc[0] = acc[0] + 1
+        return acc
+
+
 @torch.jit.script
 def loop(x, y):
     for i in range(int(y)):
@@ -162,6 +209,15 @@ CASES = [
     Case("primitive_inputs", PrimitiveInputs(), (x, 3, 0.5, True), script=True, opsets=OPSETS,
          more_args=[(x, 0, 2.0, False), (x, 5, -1.5, True)]),
     Case("training_branch_folds", Training(), (x,), script=True, opsets=(9, 13, 17)),
+    # ONNX Loop/If carry sequences from opset 13.
+    Case("list_in_loop", ListInLoop(), (x, torch.tensor(4)), script=True, opsets=(13, 17),
+         more_args=[(x, torch.tensor(1)), (x, torch.tensor(6))], error_below={11: "opset 13"}),
+    Case("conditional_append", ConditionalAppend(), (x, torch.tensor(5)), script=True, opsets=(13, 17),
+         more_args=[(x, torch.tensor(0)), (x, torch.tensor(8))], error_below={12: "opset 13"}),
+    Case("fixed_list", FixedList(), (x,), script=True, opsets=(9, 13, 17)),
+    Case("mutated_in_if", MutatedInIf(), (x, True), script=True, opsets=OPSETS, more_args=[(x, False)]),
+    Case("mutated_in_loop", MutatedInLoop(), (x, torch.tensor(3)), script=True, opsets=OPSETS,
+         more_args=[(x, torch.tensor(0)), (x, torch.tensor(5))]),
     Case("loop_model_traced", LoopModel(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=(9, 13, 17)),
     Case("loop_model2", LoopModel2(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=OPSETS,
          more_args=[(torch.ones(2, 3, dtype=torch.long), torch.tensor(9))]),
