@@ -68,7 +68,7 @@ def run_ort(onnx_path, inputs, workdir, bench=0):
     in_args = []
     for i, arr in enumerate(inputs):
         p = os.path.join(workdir, f"in{i}.npy")
-        np.save(p, np.ascontiguousarray(arr))
+        np.save(p, np.asarray(arr, order="C"))  # ascontiguousarray would make 0-d arrays 1-d
         in_args += ["--in", p]
     out_dir = os.path.join(workdir, "ort_out")
     os.makedirs(out_dir, exist_ok=True)
@@ -109,6 +109,12 @@ def compare(expected, actual, names=None, rtol_scale=1e-4):
             report.append((label, 0.0, 0.0))
             continue
         e64, a64 = e.astype(np.float64), a.astype(np.float64)
+        if np.isinf(e64).any() or np.isinf(a64).any():  # equal infinities match (inf - inf is NaN)
+            if not np.array_equal(np.isposinf(e64), np.isposinf(a64)) or \
+                    not np.array_equal(np.isneginf(e64), np.isneginf(a64)):
+                raise Mismatch(f"{label}: infinities differ")
+            finite = ~np.isinf(e64)
+            e64, a64 = e64[finite], a64[finite]
         if np.isnan(e64).any() or np.isnan(a64).any():
             if not np.array_equal(np.isnan(e64), np.isnan(a64)):
                 raise Mismatch(f"{label}: NaN positions differ")
@@ -123,7 +129,7 @@ def compare(expected, actual, names=None, rtol_scale=1e-4):
     return report
 
 
-def check_module(module, args, *, opset=None, workdir=None, extra=(), strict=True, expected=None):
+def check_module(module, args, *, opset=None, workdir=None, extra=(), strict=True, expected=None, script=False):
     """Trace, export with the CLI, full-check, run in ORT, compare with eager PyTorch.
 
     Returns (onnx ModelProto, report)."""
@@ -135,9 +141,12 @@ def check_module(module, args, *, opset=None, workdir=None, extra=(), strict=Tru
             args = (args,)
         with torch.no_grad():
             if expected is None:
-                expected = flatten(module(*args))
+                expected = flatten(module(*args), numbers=True)
         pt = os.path.join(workdir, "model.pt")
-        trace(module, args, pt, strict=strict)
+        if script:
+            torch.jit.script(module).save(pt)
+        else:
+            trace(module, args, pt, strict=strict)
         args_pt = os.path.join(workdir, "args.pt")
         torch.save(args, args_pt)
         out = os.path.join(workdir, "model.onnx")

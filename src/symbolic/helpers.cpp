@@ -98,6 +98,17 @@ ir::Value* dim_size(SymbolicContext& ctx, ir::Value* v, int64_t dim) {
   return ctx.op("Gather", {shape, ctx.const_int(dim)}, {{"axis", int64_t{0}}});
 }
 
+ir::Value* equal(SymbolicContext& ctx, ir::Value* a, ir::Value* b) {
+  ir::DType t = a->dtype();
+  if (ctx.opset() >= 11 || t == ir::DType::Int32 || t == ir::DType::Int64 || t == ir::DType::Bool)
+    return ctx.op("Equal", {a, b});
+  if (!ir::is_floating(t)) {  // other integers: Equal-7 takes int32/int64
+    return ctx.op("Equal", {ctx.cast(a, ir::DType::Int64), ctx.cast(b, ir::DType::Int64)});
+  }
+  ir::Value* ne = ctx.op("Or", {ctx.op("Less", {a, b}), ctx.op("Greater", {a, b})});
+  return ctx.op("Not", {ctx.op("Or", {ne, ctx.op("IsNaN", {a})})});
+}
+
 ir::Value* layer_norm(SymbolicContext& ctx, ir::Value* x, int64_t axes_count, ir::Value* scale, ir::Value* bias,
                       double eps, ir::DType dtype, const std::vector<int64_t>& normalized_shape) {
   if (ctx.opset() >= 17) {

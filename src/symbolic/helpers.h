@@ -48,6 +48,10 @@ std::vector<ir::Value*> inputs_as(SymbolicContext& ctx, const std::vector<size_t
 // Passes input 0 through unchanged (no node).
 void pass_through(SymbolicContext& ctx);
 
+// a == b elementwise (bool). Equal takes floats only from opset 11; before,
+// floats are equal when neither is below or above the other and a is not NaN.
+ir::Value* equal(SymbolicContext& ctx, ir::Value* a, ir::Value* b);
+
 // Layer normalization over the trailing `axes_count` axes: LayerNormalization
 // from opset 17, its decomposition before. scale/bias may be nullptr.
 ir::Value* layer_norm(SymbolicContext& ctx, ir::Value* x, int64_t axes_count, ir::Value* scale, ir::Value* bias,

@@ -391,7 +391,12 @@ void compare_runs(const ExampleInfo& real, const ExampleInfo& meta, const std::s
     if (real.dtype != meta.dtype)
       fail(std::string("dtype ") + c10::toString(meta.dtype) + " instead of " + c10::toString(real.dtype));
     if (real.sizes != meta.sizes) fail("shape " + c10::str(meta.sizes) + " instead of " + c10::str(real.sizes));
-    if (meta.small_value.defined() && !at::equal(real.small_value, meta.small_value)) fail("different values");
+    if (meta.small_value.defined()) {
+      const at::Tensor& a = real.small_value;
+      const at::Tensor& b = meta.small_value;
+      const bool same = a.is_floating_point() ? at::allclose(a, b, 0, 0, /*equal_nan=*/true) : at::equal(a, b);
+      if (!same) fail("different values");
+    }
   } else if (real.kind == ExampleInfo::Kind::Int || real.kind == ExampleInfo::Kind::Float ||
              real.kind == ExampleInfo::Kind::Bool) {
     if (!(real.scalar == meta.scalar)) fail("different numbers");

@@ -23,14 +23,15 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("model", choices=sorted(MODELS))
     p.add_argument("--opset", type=int, default=None)
+    p.add_argument("--script", action="store_true", help="export torch.jit.script(model) instead of a trace")
     a = p.parse_args()
     module, args = MODELS[a.model]()
     t0 = time.time()
     with tempfile.TemporaryDirectory() as d:
         # strict=False: segmentation models return dicts.
-        model, report = harness.check_module(module, args, opset=a.opset, workdir=d, strict=False)
+        model, report = harness.check_module(module, args, opset=a.opset, workdir=d, strict=False, script=a.script)
     worst = max(report, key=lambda r: r[1] / r[2] if r[2] else 0)
-    print(f"{a.model}: OK ({len(model.graph.node)} nodes, opset {model.opset_import[0].version}; "
+    print(f"{a.model}{' (scripted)' if a.script else ''}: OK ({len(model.graph.node)} nodes, opset {model.opset_import[0].version}; "
           f"worst {worst[0]}: |err| {worst[1]:.3g} <= {worst[2]:.3g}) in {time.time() - t0:.1f}s")
 
 

@@ -183,7 +183,7 @@ def run(cases, workdir):
             in_paths = []
             for i, arr in enumerate(inputs):
                 p = os.path.join(run_dir, f"in{i}.npy")
-                np.save(p, np.ascontiguousarray(arr))
+                np.save(p, np.asarray(arr, order="C"))  # ascontiguousarray would make 0-d arrays 1-d
                 in_paths.append(p)
             ort_jobs.append({"model": out, "inputs": in_paths, "out": run_dir})
             ort_pending.append((key, case, opset, run_dir, expected, r))
