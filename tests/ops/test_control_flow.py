@@ -225,3 +225,38 @@ CASES = [
 
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)
+
+
+class ImplicitCastType(torch.jit.ScriptModule):
+    """The documented example (seeds/002): scalars take x's dtype."""
+
+    @torch.jit.script_method
+    def forward(self, x):
+        y = x + 2
+        return y + 3
+
+
+def test_implicit_cast_type(tmp_path):
+    """Both constants are exported in x's dtype (float32 and float64), and the
+    result matches PyTorch in ONNX Runtime."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    import harness
+
+    for dtype, onnx_type in [(torch.float32, onnx.TensorProto.FLOAT), (torch.float64, onnx.TensorProto.DOUBLE)]:
+        x = torch.tensor([1.0], dtype=dtype)
+        pt, args, out = str(tmp_path / "m.pt"), str(tmp_path / "a.pt"), str(tmp_path / "m.onnx")
+        ImplicitCastType().save(pt)
+        torch.save((x,), args)
+        harness.export(pt, out, args_path=args, extra=["--no-constant-folding"])
+        m = harness.full_check(out)
+        constants = [numpy_helper.to_array(a.t) for n in m.graph.node if n.op_type == "Constant" for a in n.attribute]
+        assert sorted(float(c) for c in constants) == [2.0, 3.0]
+        assert all(c.dtype == np.dtype(dtype.__repr__().split(".")[1]) for c in constants)
+        adds = [n for n in m.graph.node if n.op_type == "Add"]
+        assert len(adds) == 2
+        assert m.graph.output[0].type.tensor_type.elem_type == onnx_type
+        actual, _ = harness.run_ort(out, [x.numpy()], str(tmp_path))
+        harness.compare([ImplicitCastType()(x)], actual)
