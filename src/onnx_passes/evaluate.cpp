@@ -350,11 +350,15 @@ std::optional<std::vector<ir::Tensor>> evaluate(const ir::Node& node, const std:
     auto out = it->second(node, inputs, opset);
     if (out && out->size() != node.num_outputs()) return std::nullopt;
     // Some kernels return their input unchanged (Cast to the same dtype,
-    // Expand to the same shape): never let a result alias an input, whose
-    // memory the caller may free.
+    // Expand to the same shape, ConstantOfShape of one element): never let a
+    // result alias an input or an attribute, whose memory goes away with the
+    // folded node.
     if (out) {
+      std::vector<const ir::Tensor*> sources(inputs.begin(), inputs.end());
+      for (const ir::Attribute& a : node.attributes())
+        if (a.kind == ir::AttrKind::Tensor && a.t) sources.push_back(a.t.get());
       for (ir::Tensor& t : *out) {
-        for (const ir::Tensor* in : inputs) {
+        for (const ir::Tensor* in : sources) {
           if (!in || !t.nbytes()) continue;
           if (t.data() >= in->data() && t.data() < in->data() + in->nbytes()) {
             std::vector<uint8_t> bytes(t.data(), t.data() + t.nbytes());

@@ -98,6 +98,13 @@ ir::Value* dim_size(SymbolicContext& ctx, ir::Value* v, int64_t dim) {
   return ctx.op("Gather", {shape, ctx.const_int(dim)}, {{"axis", int64_t{0}}});
 }
 
+ir::Value* arange(SymbolicContext& ctx, ir::Value* n) {
+  if (ctx.opset() >= 11) return ctx.op("Range", {ctx.const_int(0), n, ctx.const_int(1)});
+  ir::Value* shape = unsqueeze(ctx, n, {0});
+  ir::Value* ones = ctx.op("ConstantOfShape", {shape}, {{"value", ir::Tensor::from_int64s({1}, {1})}});
+  return reshape(ctx, ctx.op("NonZero", {ones}), {-1});
+}
+
 ir::Value* equal(SymbolicContext& ctx, ir::Value* a, ir::Value* b) {
   ir::DType t = a->dtype();
   if (ctx.opset() >= 11 || t == ir::DType::Int32 || t == ir::DType::Int64 || t == ir::DType::Bool)

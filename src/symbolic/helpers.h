@@ -52,6 +52,10 @@ void pass_through(SymbolicContext& ctx);
 // floats are equal when neither is below or above the other and a is not NaN.
 ir::Value* equal(SymbolicContext& ctx, ir::Value* a, ir::Value* b);
 
+// [0, 1, ..., n-1] (int64) for a 0-d int64 value n: Range from opset 11,
+// the indices of NonZero over n ones before.
+ir::Value* arange(SymbolicContext& ctx, ir::Value* n);
+
 // Layer normalization over the trailing `axes_count` axes: LayerNormalization
 // from opset 17, its decomposition before. scale/bias may be nullptr.
 ir::Value* layer_norm(SymbolicContext& ctx, ir::Value* x, int64_t axes_count, ir::Value* scale, ir::Value* bias,

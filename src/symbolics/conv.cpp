@@ -1,5 +1,6 @@
 // Convolutions: aten::_convolution (what tracing records), conv1d/2d/3d,
-// conv_transpose1d/2d/3d and convolution -> Conv / ConvTranspose.
+// conv_transpose1d/2d/3d, convolution and _convolution_mode (padding="same"/"valid")
+// -> Conv / ConvTranspose; conv_tbc -> Conv between Transposes.
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
 
@@ -44,8 +45,16 @@ void emit_conv(SymbolicContext& ctx, ConvArgs a) {
     pads = a.padding;
     pads.insert(pads.end(), a.padding.begin(), a.padding.end());
   }
-  std::vector<ir::Value*> ins{ctx.in(a.input), ctx.in(a.weight)};
-  if (!ctx.none(a.bias)) ins.push_back(ctx.in(a.bias));
+  // An unbatched input (conv2d on [C, H, W]) gets a batch axis of 1 for the ONNX op.
+  const int64_t in_rank = ctx.rank(a.input);
+  const bool unbatched = in_rank == static_cast<int64_t>(nd) + 1;
+  if (!unbatched && in_rank != static_cast<int64_t>(nd) + 2)
+    ctx.fail("expected a " + std::to_string(nd + 1) + "-D or " + std::to_string(nd + 2) + "-D input, got " +
+             std::to_string(in_rank) + "-D");
+  ir::Value* x = ctx.in(a.input);
+  if (unbatched) x = helpers::unsqueeze(ctx, x, {0});
+  std::vector<ir::Value*> ins{x, ctx.in_as(a.weight, ctx.dtype(a.input))};
+  if (!ctx.none(a.bias)) ins.push_back(ctx.in_as(a.bias, ctx.dtype(a.input)));
   ir::Attributes attrs{{"dilations", a.dilation}, {"group", a.groups}, {"kernel_shape", kernel}, {"pads", pads},
                        {"strides", a.stride}};
   if (a.transposed) {
@@ -54,10 +63,9 @@ void emit_conv(SymbolicContext& ctx, ConvArgs a) {
     bool any = false;
     for (int64_t p : op) any = any || p != 0;
     if (any) attrs.emplace_back("output_padding", op);
-    ctx.out(ctx.op("ConvTranspose", ins, std::move(attrs)));
-  } else {
-    ctx.out(ctx.op("Conv", ins, std::move(attrs)));
   }
+  ir::Value* y = ctx.op(a.transposed ? "ConvTranspose" : "Conv", ins, std::move(attrs));
+  ctx.out(unbatched ? helpers::squeeze(ctx, y, {0}) : y);
 }
 
 // aten::_convolution(input, weight, bias, stride, padding, dilation, transposed,
@@ -89,6 +97,34 @@ void conv_nd(SymbolicContext& ctx) {
   emit_conv(ctx, a);
 }
 
+// aten::_convolution_mode(input, weight, bias, stride, str padding, dilation, groups): what tracing
+// records for conv*d(padding="same"/"valid").
+void convolution_mode(SymbolicContext& ctx) {
+  ConvArgs a;
+  a.stride = ctx.is(3);
+  a.padding_mode = ctx.s(4);
+  if (a.padding_mode != "same" && a.padding_mode != "valid") ctx.fail("unknown padding mode '" + a.padding_mode + "'");
+  a.dilation = ctx.is(5);
+  a.groups = ctx.i(6);
+  emit_conv(ctx, a);
+}
+
+// aten::conv_tbc(self, weight, bias, pad): a 1-D convolution on a [time, batch, in] input with a
+// [width, in, out] weight, giving [time', batch, out].
+void conv_tbc(SymbolicContext& ctx) {
+  if (ctx.rank(0) != 3 || ctx.rank(1) != 3) ctx.fail("conv_tbc needs a 3-D input and a 3-D weight");
+  const int64_t pad = ctx.num_args() > 3 ? ctx.i(3) : 0;
+  const int64_t width = ctx.sizes(1)[0];
+  const ir::DType dt = ctx.dtype(0);
+  ir::Value* x = ctx.op("Transpose", {ctx.in(0)}, {{"perm", std::vector<int64_t>{1, 2, 0}}});
+  ir::Value* w = ctx.op("Transpose", {ctx.in_as(1, dt)}, {{"perm", std::vector<int64_t>{2, 1, 0}}});
+  ir::Value* y = ctx.op("Conv", {x, w, ctx.in_as(2, dt)},
+                        {{"dilations", std::vector<int64_t>{1}}, {"group", int64_t{1}},
+                         {"kernel_shape", std::vector<int64_t>{width}}, {"pads", std::vector<int64_t>{pad, pad}},
+                         {"strides", std::vector<int64_t>{1}}});
+  ctx.out(ctx.op("Transpose", {y}, {{"perm", std::vector<int64_t>{2, 0, 1}}}));
+}
+
 // aten::conv_transpose{1,2,3}d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 void conv_transpose_nd(SymbolicContext& ctx) {
   ConvArgs a;
@@ -106,6 +142,8 @@ void conv_transpose_nd(SymbolicContext& ctx) {
 void register_conv(Registry& r) {
   r.add("aten::_convolution", 9, convolution_internal);
   r.add("aten::convolution", 9, convolution);
+  r.add("aten::_convolution_mode", 9, convolution_mode);
+  r.add("aten::conv_tbc", 9, conv_tbc);
   for (const char* op : {"aten::conv1d", "aten::conv2d", "aten::conv3d"}) r.add(op, 9, conv_nd);
   for (const char* op : {"aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d"})
     r.add(op, 9, conv_transpose_nd);

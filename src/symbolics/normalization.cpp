@@ -1,10 +1,17 @@
-// Normalization: batch_norm, layer_norm (LayerNormalization from opset 17,
-// its decomposition before), instance_norm, group_norm.
+// Normalization: batch_norm / native_batch_norm, layer_norm (LayerNormalization
+// from opset 17, its decomposition before) / native_layer_norm, instance_norm,
+// group_norm.
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
 
 namespace torch2onnx::symbolics {
 namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
 
 ir::Value* ones_or(SymbolicContext& ctx, size_t idx, int64_t n, ir::DType dt, double fill) {
   if (!ctx.none(idx)) return ctx.in_as(idx, dt);
@@ -20,7 +27,48 @@ ir::Value* normalize(SymbolicContext& ctx, ir::Value* x, const std::vector<int64
   return ctx.op("Div", {d, denom});
 }
 
-// aten::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+std::vector<int64_t> batch_axes(size_t rank) {
+  std::vector<int64_t> axes{0};
+  for (size_t i = 2; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+  return axes;
+}
+
+// Batch normalization over `axes` with the batch's own statistics, scaled
+// per channel; returns the output and, when `stats` is given, the per-channel
+// mean and 1/sqrt(var + eps) (biased variance).
+ir::Value* batch_stats_norm(SymbolicContext& ctx, ir::Value* x, ir::Value* scale, ir::Value* bias,
+                            const std::vector<int64_t>& sizes, double eps, ir::DType dt,
+                            std::pair<ir::Value*, ir::Value*>* stats = nullptr) {
+  const std::vector<int64_t> axes = batch_axes(sizes.size());
+  std::vector<int64_t> bshape(sizes.size(), 1);
+  bshape[1] = sizes[1];
+  ir::Value* mean = helpers::reduce(ctx, "ReduceMean", x, axes, true);
+  ir::Value* d = ctx.op("Sub", {x, mean});
+  ir::Value* var = helpers::reduce(ctx, "ReduceMean", ctx.op("Mul", {d, d}), axes, true);
+  ir::Value* std = ctx.op("Sqrt", {ctx.op("Add", {var, ctx.const_scalar(dt, eps)})});
+  ir::Value* y = ctx.op("Div", {d, std});
+  if (scale) y = ctx.op("Mul", {y, helpers::reshape(ctx, scale, bshape)});
+  if (bias) y = ctx.op("Add", {y, helpers::reshape(ctx, bias, bshape)});
+  if (stats) {
+    const std::vector<int64_t> flat{sizes[1]};
+    stats->first = helpers::reshape(ctx, mean, flat);
+    stats->second = helpers::reshape(ctx, ctx.op("Reciprocal", {std}), flat);
+  }
+  return y;
+}
+
+// BatchNormalization with running statistics (inference).
+ir::Value* running_stats_norm(SymbolicContext& ctx, size_t first, int64_t channels, double eps) {
+  const ir::DType dt = ctx.dtype(0);
+  return ctx.op("BatchNormalization",
+                {ctx.in(0), ones_or(ctx, first, channels, dt, 1.0), ones_or(ctx, first + 1, channels, dt, 0.0),
+                 ctx.in_as(first + 2, dt), ctx.in_as(first + 3, dt)},
+                {{"epsilon", eps}});
+}
+
+// aten::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+// training (or no running statistics, e.g. track_running_stats=False) normalizes
+// with the batch's statistics; the running statistics' update is not exported.
 void batch_norm(SymbolicContext& ctx) {
   const ir::DType dt = ctx.dtype(0);
   const auto& sizes = ctx.sizes(0);
@@ -28,47 +76,102 @@ void batch_norm(SymbolicContext& ctx) {
   const int64_t channels = sizes[1];
   const bool training = ctx.b(5);
   const double eps = ctx.f(7);
-  ir::Value* x = ctx.in(0);
-  ir::Value* scale = ones_or(ctx, 1, channels, dt, 1.0);
-  ir::Value* bias = ones_or(ctx, 2, channels, dt, 0.0);
   if (training || ctx.none(3) || ctx.none(4)) {
-    // Statistics of the batch itself (training mode, or no running stats).
-    std::vector<int64_t> axes{0};
-    for (size_t i = 2; i < sizes.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    std::vector<int64_t> bshape(sizes.size(), 1);
-    bshape[1] = channels;
-    ir::Value* y = normalize(ctx, x, axes, eps, dt);
-    y = ctx.op("Mul", {y, helpers::reshape(ctx, scale, bshape)});
-    ctx.out(ctx.op("Add", {y, helpers::reshape(ctx, bias, bshape)}));
+    ctx.out(batch_stats_norm(ctx, ctx.in(0), ctx.none(1) ? nullptr : ctx.in_as(1, dt),
+                             ctx.none(2) ? nullptr : ctx.in_as(2, dt), sizes, eps, dt));
     return;
   }
-  ctx.out(ctx.op("BatchNormalization", {x, scale, bias, ctx.in_as(3, dt), ctx.in_as(4, dt)}, {{"epsilon", eps}}));
+  ctx.out(running_stats_norm(ctx, 1, channels, eps));
+}
+
+// aten::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+//   -> (out, save_mean, save_invstd); in inference the saved statistics are empty.
+void native_batch_norm(SymbolicContext& ctx) {
+  const ir::DType dt = ctx.dtype(0);
+  const auto& sizes = ctx.sizes(0);
+  if (sizes.size() < 2) ctx.fail("batch_norm needs an input with a channel dimension");
+  const bool training = ctx.b(5);
+  const double eps = ctx.f(7);
+  if (training || ctx.none(3) || ctx.none(4)) {
+    std::pair<ir::Value*, ir::Value*> stats;
+    ctx.out(batch_stats_norm(ctx, ctx.in(0), ctx.none(1) ? nullptr : ctx.in_as(1, dt),
+                             ctx.none(2) ? nullptr : ctx.in_as(2, dt), sizes, eps, dt, &stats),
+            0);
+    ctx.out(ctx.cast(stats.first, ctx.out_dtype(1)), 1);
+    ctx.out(ctx.cast(stats.second, ctx.out_dtype(2)), 2);
+    return;
+  }
+  ctx.out(running_stats_norm(ctx, 1, sizes[1], eps), 0);
+  for (size_t k = 1; k <= 2; ++k) {
+    const ir::DType odt = ctx.out_dtype(k) == ir::DType::Undefined ? dt : ctx.out_dtype(k);
+    ctx.out(ctx.constant(ir::Tensor::from_doubles(odt, {}, {0})), k);
+  }
+}
+
+// The last `n` axes of a rank-`rank` tensor.
+std::vector<int64_t> last_axes(int64_t rank, int64_t n) {
+  std::vector<int64_t> axes;
+  for (int64_t i = rank - n; i < rank; ++i) axes.push_back(i);
+  return axes;
+}
+
+int64_t normalized_count(SymbolicContext& ctx, size_t shape_idx) {
+  const int64_t n = static_cast<int64_t>(ctx.is(shape_idx).size());
+  if (n == 0 || n > ctx.rank(0)) ctx.fail("normalized_shape must have between 1 and input.dim() entries");
+  return n;
+}
+
+// (x - mean) / sqrt(var + eps) over the last n axes; mean and 1/sqrt(var + eps) on request.
+ir::Value* layer_norm_core(SymbolicContext& ctx, int64_t n, double eps, ir::Value** mean_out, ir::Value** rstd_out) {
+  const ir::DType dt = ctx.dtype(0);
+  const std::vector<int64_t> axes = last_axes(ctx.rank(0), n);
+  ir::Value* x = ctx.in(0);
+  ir::Value* mean = helpers::reduce(ctx, "ReduceMean", x, axes, true);
+  ir::Value* d = ctx.op("Sub", {x, mean});
+  ir::Value* var = helpers::reduce(ctx, "ReduceMean", ctx.op("Mul", {d, d}), axes, true);
+  ir::Value* std = ctx.op("Sqrt", {ctx.op("Add", {var, ctx.const_scalar(dt, eps)})});
+  if (mean_out) *mean_out = mean;
+  if (rstd_out) *rstd_out = ctx.op("Reciprocal", {std});
+  return ctx.op("Div", {d, std});
+}
+
+ir::Value* affine(SymbolicContext& ctx, ir::Value* y, size_t w, size_t b) {
+  const ir::DType dt = ctx.dtype(0);
+  if (!ctx.none(w)) y = ctx.op("Mul", {y, ctx.in_as(w, dt)});
+  if (!ctx.none(b)) y = ctx.op("Add", {y, ctx.in_as(b, dt)});
+  return y;
 }
 
 // aten::layer_norm(input, normalized_shape, weight, bias, eps, cudnn_enable)
 void layer_norm_decomposed(SymbolicContext& ctx) {
-  const int64_t rank = ctx.rank(0);
-  const int64_t n = static_cast<int64_t>(ctx.is(1).size());
+  const int64_t n = normalized_count(ctx, 1);
+  ctx.out(affine(ctx, layer_norm_core(ctx, n, ctx.f(4), nullptr, nullptr), 2, 3));
+}
+
+ir::Value* layer_normalization(SymbolicContext& ctx, int64_t n, size_t w, size_t b, double eps) {
   const ir::DType dt = ctx.dtype(0);
-  std::vector<int64_t> axes;
-  for (int64_t i = rank - n; i < rank; ++i) axes.push_back(i);
-  ir::Value* y = normalize(ctx, ctx.in(0), axes, ctx.f(4), dt);
-  if (!ctx.none(2)) y = ctx.op("Mul", {y, ctx.in_as(2, dt)});
-  if (!ctx.none(3)) y = ctx.op("Add", {y, ctx.in_as(3, dt)});
-  ctx.out(y);
+  std::vector<int64_t> shape = ctx.is(1);
+  ir::Value* scale = ctx.none(w) ? ctx.constant(ir::Tensor::from_doubles(
+                                       dt, std::vector<double>(static_cast<size_t>(product(shape)), 1.0), shape))
+                                 : ctx.in_as(w, dt);
+  std::vector<ir::Value*> ins{ctx.in(0), scale};
+  if (!ctx.none(b)) ins.push_back(ctx.in_as(b, dt));
+  return ctx.op("LayerNormalization", ins, {{"axis", -n}, {"epsilon", eps}});
 }
 
 void layer_norm(SymbolicContext& ctx) {
-  const int64_t n = static_cast<int64_t>(ctx.is(1).size());
-  const ir::DType dt = ctx.dtype(0);
-  std::vector<int64_t> shape = ctx.is(1);
-  int64_t count = 1;
-  for (int64_t d : shape) count *= d;
-  ir::Value* scale = ctx.none(2) ? ctx.constant(ir::Tensor::from_doubles(dt, std::vector<double>(count, 1.0), shape))
-                                 : ctx.in_as(2, dt);
-  std::vector<ir::Value*> ins{ctx.in(0), scale};
-  if (!ctx.none(3)) ins.push_back(ctx.in_as(3, dt));
-  ctx.out(ctx.op("LayerNormalization", ins, {{"axis", -n}, {"epsilon", ctx.f(4)}}));
+  ctx.out(layer_normalization(ctx, normalized_count(ctx, 1), 2, 3, ctx.f(4)));
+}
+
+// aten::native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd), the
+// statistics with the normalized axes kept as 1.
+void native_layer_norm(SymbolicContext& ctx) {
+  const int64_t n = normalized_count(ctx, 1);
+  ir::Value *mean = nullptr, *rstd = nullptr;
+  ir::Value* y = layer_norm_core(ctx, n, ctx.f(4), &mean, &rstd);
+  ctx.out(affine(ctx, y, 2, 3), 0);
+  ctx.out(ctx.cast(mean, ctx.out_dtype(1)), 1);
+  ctx.out(ctx.cast(rstd, ctx.out_dtype(2)), 2);
 }
 
 // aten::instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
@@ -78,10 +181,7 @@ void instance_norm(SymbolicContext& ctx) {
   const int64_t channels = sizes.at(1);
   if (!ctx.b(5) && !ctx.none(3)) {
     // Running statistics in eval mode: a plain batch norm.
-    ctx.out(ctx.op("BatchNormalization",
-                   {ctx.in(0), ones_or(ctx, 1, channels, dt, 1.0), ones_or(ctx, 2, channels, dt, 0.0),
-                    ctx.in_as(3, dt), ctx.in_as(4, dt)},
-                   {{"epsilon", ctx.f(7)}}));
+    ctx.out(running_stats_norm(ctx, 1, channels, ctx.f(7)));
     return;
   }
   ctx.out(ctx.op("InstanceNormalization",
@@ -112,6 +212,8 @@ void group_norm(SymbolicContext& ctx) {
 
 void register_normalization(Registry& r) {
   r.add("aten::batch_norm", 9, batch_norm);
+  r.add("aten::native_batch_norm", 9, native_batch_norm);
+  r.add("aten::native_layer_norm", 9, native_layer_norm);
   r.add("aten::layer_norm", 9, layer_norm_decomposed);
   r.add("aten::layer_norm", 17, layer_norm);
   r.add("aten::instance_norm", 9, instance_norm);

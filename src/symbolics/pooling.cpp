@@ -1,6 +1,7 @@
 // Pooling: max_pool / avg_pool (1d-3d, with ceil_mode, dilation,
 // count_include_pad, divisor_override), max_pool with indices, adaptive
-// average / max pooling.
+// average / max pooling (with indices). Unbatched inputs ([C, *spatial]) get a
+// batch axis for the ONNX op.
 #include <cmath>
 
 #include "symbolic/helpers.h"
@@ -15,15 +16,67 @@ std::vector<int64_t> expand_to(std::vector<int64_t> v, size_t n, int64_t dflt) {
   return v;
 }
 
-struct PoolGeometry {
-  std::vector<int64_t> kernel, stride, pads, dilation;
+bool all_ones(const std::vector<int64_t>& v) {
+  for (int64_t x : v)
+    if (x != 1) return false;
+  return true;
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+// The input's spatial dimensions: `nd` for a pooling op; the input is
+// batched ([N, C, *]) or not ([C, *]).
+struct PoolInput {
+  size_t nd = 0;
+  bool unbatched = false;
+  std::vector<int64_t> spatial;  // example sizes of the spatial axes
 };
 
-PoolGeometry geometry(SymbolicContext& ctx, size_t nd, size_t kernel_i, size_t stride_i, size_t pad_i,
-                      std::optional<size_t> dil_i) {
+PoolInput pool_input(SymbolicContext& ctx, size_t nd) {
+  const auto& sizes = ctx.sizes(0);
+  PoolInput p;
+  p.nd = nd;
+  if (sizes.size() == nd + 1)
+    p.unbatched = true;
+  else if (sizes.size() != nd + 2)
+    ctx.fail("expected a " + std::to_string(nd + 1) + "-D or " + std::to_string(nd + 2) + "-D input, got " +
+             std::to_string(sizes.size()) + "-D");
+  p.spatial.assign(sizes.end() - static_cast<std::ptrdiff_t>(nd), sizes.end());
+  return p;
+}
+
+// Number of spatial dimensions from the operator name (max_pool2d -> 2).
+size_t spatial_dims(const SymbolicContext& ctx) {
+  const std::string& k = ctx.kind();
+  for (size_t i = 0; i + 1 < k.size(); ++i)
+    if (k[i] >= '1' && k[i] <= '3' && k[i + 1] == 'd') return static_cast<size_t>(k[i] - '0');
+  ctx.fail("cannot tell the number of spatial dimensions");
+}
+
+struct PoolGeometry {
+  std::vector<int64_t> kernel, stride, pads, dilation;
+  std::vector<int64_t> out;  // PyTorch's output sizes
+};
+
+// PyTorch's pooling output size (pooling_output_shape): with ceil_mode a last
+// window that would start in the end padding is dropped.
+int64_t pooled_size(int64_t L, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
+  const int64_t num = L + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= L + pad) --out;
+  return out;
+}
+
+PoolGeometry geometry(SymbolicContext& ctx, const PoolInput& in, size_t kernel_i, size_t stride_i, size_t pad_i,
+                      std::optional<size_t> dil_i, bool ceil_mode) {
+  const size_t nd = in.nd;
   PoolGeometry g;
   g.kernel = expand_to(ctx.is(kernel_i), nd, 1);
-  g.stride = ctx.is(stride_i);
+  g.stride = ctx.num_args() > stride_i && !ctx.none(stride_i) ? ctx.is(stride_i) : std::vector<int64_t>{};
   if (g.stride.empty()) g.stride = g.kernel;
   g.stride = expand_to(g.stride, nd, 1);
   std::vector<int64_t> p = expand_to(ctx.is(pad_i), nd, 0);
@@ -32,147 +85,263 @@ PoolGeometry geometry(SymbolicContext& ctx, size_t nd, size_t kernel_i, size_t s
   g.dilation = dil_i ? expand_to(ctx.is(*dil_i), nd, 1) : std::vector<int64_t>(nd, 1);
   if (g.kernel.size() != nd || g.stride.size() != nd || p.size() != nd || g.dilation.size() != nd)
     ctx.fail("pooling parameters do not match the input's " + std::to_string(nd) + " spatial dimensions");
+  for (size_t i = 0; i < nd; ++i) {
+    if (g.kernel[i] <= 0 || g.stride[i] <= 0 || g.dilation[i] <= 0 || p[i] < 0 || 2 * p[i] > g.kernel[i])
+      ctx.fail("invalid pooling parameters");
+    g.out.push_back(pooled_size(in.spatial[i], g.kernel[i], p[i], g.stride[i], g.dilation[i], ceil_mode));
+    if (g.out.back() <= 0) ctx.fail("the pooling output would be empty");
+  }
   return g;
 }
 
 // Opset 9 has no ceil_mode: the same windows come from extra end padding,
-// computed from the (static) input size. PyTorch drops a last window that
-// would start in the end padding.
-void ceil_to_pads(SymbolicContext& ctx, PoolGeometry& g, size_t input) {
-  const auto& sizes = ctx.sizes(input);
+// computed from the (static) input size.
+void ceil_to_pads(const PoolInput& in, PoolGeometry& g) {
   const size_t nd = g.kernel.size();
   for (size_t i = 0; i < nd; ++i) {
-    const int64_t L = sizes[sizes.size() - nd + i];
     const int64_t eff = g.dilation[i] * (g.kernel[i] - 1) + 1;
-    const int64_t span = L + g.pads[i] + g.pads[i + nd] - eff;
-    int64_t out = (span + g.stride[i] - 1) / g.stride[i] + 1;
-    if ((out - 1) * g.stride[i] >= L + g.pads[i]) --out;
-    const int64_t need = (out - 1) * g.stride[i] + eff - (L + g.pads[i] + g.pads[i + nd]);
+    const int64_t need = (g.out[i] - 1) * g.stride[i] + eff - (in.spatial[i] + g.pads[i] + g.pads[i + nd]);
     if (need > 0) g.pads[i + nd] += need;
   }
 }
 
-ir::Attributes pool_attrs(const SymbolicContext& ctx, const PoolGeometry& g, bool ceil_mode, bool with_dilations) {
+// ceil_attr: use the ceil_mode attribute (opset 10+; opset 9 pads instead).
+ir::Attributes pool_attrs(const PoolGeometry& g, bool ceil_attr, bool with_dilations) {
   ir::Attributes a{{"kernel_shape", g.kernel}, {"pads", g.pads}, {"strides", g.stride}};
-  if (ctx.opset() >= 10 && ceil_mode) a.emplace_back("ceil_mode", int64_t{1});
+  if (ceil_attr) a.emplace_back("ceil_mode", int64_t{1});
   if (with_dilations) a.emplace_back("dilations", g.dilation);
   return a;
 }
 
-bool all_ones(const std::vector<int64_t>& v) {
-  for (int64_t x : v)
-    if (x != 1) return false;
-  return true;
+ir::Value* batched(SymbolicContext& ctx, const PoolInput& in, ir::Value* x) {
+  return in.unbatched ? helpers::unsqueeze(ctx, x, {0}) : x;
+}
+ir::Value* unbatched(SymbolicContext& ctx, const PoolInput& in, ir::Value* y) {
+  return in.unbatched ? helpers::squeeze(ctx, y, {0}) : y;
 }
 
-// aten::max_pool{1,2,3}d(self, kernel_size, stride, padding, dilation, ceil_mode)
-void max_pool(SymbolicContext& ctx) {
-  const size_t nd = static_cast<size_t>(ctx.rank(0)) - 2;
-  PoolGeometry g = geometry(ctx, nd, 1, 2, 3, 4);
-  const bool ceil_mode = ctx.b(5);
-  if (ctx.opset() < 10) {
-    if (!all_ones(g.dilation)) ctx.fail("max pooling with dilation needs opset 10 or later");
-    if (ceil_mode) ceil_to_pads(ctx, g, 0);
-  }
-  ir::Value* x = ctx.in(0);
-  const bool dil = ctx.opset() >= 10 && !all_ones(g.dilation);
-  if (ctx.num_outputs() == 1) {
-    ctx.out(ctx.op("MaxPool", {x}, pool_attrs(ctx, g, ceil_mode, dil)));
-    return;
-  }
-  // max_pool*d_with_indices: ONNX indices count over the whole tensor,
-  // PyTorch's within each (N, C) plane. The plane offsets come from a 1x1
-  // MaxPool, whose indices are every element's own flat index.
-  auto outs = ctx.op_n("MaxPool", {x}, 2, pool_attrs(ctx, g, ceil_mode, dil));
+// ONNX MaxPool indices count over the whole [N, C, *] tensor, PyTorch's within
+// each (N, C) plane: subtract each plane's first flat index. A 1x1 MaxPool's
+// indices are every element's own flat index; its [:, :, 0, ..] corner holds
+// the plane offsets.
+ir::Value* plane_indices(SymbolicContext& ctx, ir::Value* x, ir::Value* onnx_indices, size_t nd) {
   PoolGeometry unit{std::vector<int64_t>(nd, 1), std::vector<int64_t>(nd, 1), std::vector<int64_t>(2 * nd, 0),
-                    std::vector<int64_t>(nd, 1)};
-  auto flat = ctx.op_n("MaxPool", {x}, 2, pool_attrs(ctx, unit, false, false));
+                    std::vector<int64_t>(nd, 1), {}};
+  auto flat = ctx.op_n("MaxPool", {x}, 2, pool_attrs(unit, false, false));
   flat[1]->type().dtype = ir::DType::Int64;
   std::vector<int64_t> axes, zeros(nd, 0), ones(nd, 1);
   for (size_t i = 0; i < nd; ++i) axes.push_back(static_cast<int64_t>(2 + i));
   ir::Value* offset = helpers::slice(ctx, flat[1], axes, zeros, ones);
-  outs[1]->type().dtype = ir::DType::Int64;
-  ctx.out(outs[0], 0);
-  ctx.out(ctx.op("Sub", {outs[1], offset}), 1);
+  onnx_indices->type().dtype = ir::DType::Int64;
+  return ctx.op("Sub", {onnx_indices, offset});
+}
+
+// aten::max_pool{1,2,3}d(self, kernel_size, stride, padding, dilation, ceil_mode)
+// aten::max_pool{1,2,3}d_with_indices(...) -> (values, indices within each plane)
+//
+// opset10: MaxPool has the ceil_mode and dilations attributes (from opset 10);
+// opset 9 emulates ceil_mode with extra end padding and has no dilation.
+void max_pool(SymbolicContext& ctx, bool opset10) {
+  const PoolInput in = pool_input(ctx, spatial_dims(ctx));
+  const size_t nd = in.nd;
+  const bool ceil_mode = ctx.b(5);
+  PoolGeometry g = geometry(ctx, in, 1, 2, 3, 4, ceil_mode);
+  if (!opset10) {
+    if (!all_ones(g.dilation)) ctx.fail("max pooling with dilation needs opset 10 or later");
+    if (ceil_mode) ceil_to_pads(in, g);
+  }
+  ir::Value* x = batched(ctx, in, ctx.in(0));
+  const bool dil = opset10 && !all_ones(g.dilation);
+  const bool ceil_attr = opset10 && ceil_mode;
+  if (ctx.num_outputs() == 1) {
+    ctx.out(unbatched(ctx, in, ctx.op("MaxPool", {x}, pool_attrs(g, ceil_attr, dil))));
+    return;
+  }
+  auto outs = ctx.op_n("MaxPool", {x}, 2, pool_attrs(g, ceil_attr, dil));
+  ctx.out(unbatched(ctx, in, outs[0]), 0);
+  ctx.out(unbatched(ctx, in, plane_indices(ctx, x, outs[1], nd)), 1);
+}
+
+// PyTorch's count_include_pad divisor along one axis for each output position:
+// the window clipped to the padded input (ceil_mode windows may overhang it).
+std::vector<int64_t> padded_window_sizes(int64_t L, int64_t k, int64_t pad, int64_t stride, int64_t out) {
+  std::vector<int64_t> d;
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t start = o * stride - pad;
+    d.push_back(std::min(start + k, L + pad) - start);
+  }
+  return d;
 }
 
 // aten::avg_pool1d(self, kernel, stride, padding, ceil_mode, count_include_pad)
 // aten::avg_pool{2,3}d(..., count_include_pad, divisor_override)
-void avg_pool(SymbolicContext& ctx) {
-  const size_t nd = static_cast<size_t>(ctx.rank(0)) - 2;
-  PoolGeometry g = geometry(ctx, nd, 1, 2, 3, std::nullopt);
+//
+// ONNX AveragePool divides by the number of input elements (count_include_pad=0)
+// or by the window clipped to the padded input (count_include_pad=1), as
+// PyTorch does; opset 9 emulates ceil_mode with extra end padding, which
+// count_include_pad=1 would count. Where ONNX's divisor differs from PyTorch's
+// (that padding, divisor_override), the average is rescaled by a constant
+// computed from the static input size.
+void avg_pool(SymbolicContext& ctx, bool opset10) {
+  const PoolInput in = pool_input(ctx, spatial_dims(ctx));
+  const size_t nd = in.nd;
   const bool ceil_mode = ctx.b(4);
+  PoolGeometry g = geometry(ctx, in, 1, 2, 3, std::nullopt, ceil_mode);
   const bool count_include_pad = ctx.b(5);
   std::optional<int64_t> divisor = ctx.num_args() > 6 ? ctx.opt_i(6) : std::nullopt;
-  if (ctx.opset() < 10 && ceil_mode) {
-    if (count_include_pad && !all_ones(g.kernel))
-      ctx.fail("average pooling with ceil_mode=True and count_include_pad=True needs opset 10 or later");
-    ceil_to_pads(ctx, g, 0);
+  const int64_t divisor_value = divisor.value_or(0);
+  if (divisor && divisor_value == 0) ctx.fail("divisor_override must not be zero");
+  const bool emulate_ceil = !opset10 && ceil_mode;
+
+  // PyTorch's count_include_pad divisors per axis.
+  std::vector<std::vector<int64_t>> torch_div(nd);
+  bool torch_div_full = true;
+  for (size_t i = 0; i < nd; ++i) {
+    torch_div[i] = padded_window_sizes(in.spatial[i], g.kernel[i], g.pads[i], g.stride[i], g.out[i]);
+    for (int64_t d : torch_div[i]) torch_div_full = torch_div_full && d == g.kernel[i];
   }
-  ir::Attributes attrs = pool_attrs(ctx, g, ceil_mode, false);
-  attrs.emplace_back("count_include_pad", int64_t{count_include_pad || divisor ? 1 : 0});
-  ir::Value* y = ctx.op("AveragePool", {ctx.in(0)}, std::move(attrs));
-  if (divisor) {
-    double window = 1;
-    for (int64_t k : g.kernel) window *= static_cast<double>(k);
-    y = ctx.op("Mul", {y, ctx.const_scalar(ctx.dtype(0), window / static_cast<double>(*divisor))});
+  if (emulate_ceil) ceil_to_pads(in, g);
+
+  ir::Value* x = batched(ctx, in, ctx.in(0));
+  const bool onnx_cip = count_include_pad || divisor;
+  ir::Attributes attrs = pool_attrs(g, opset10 && ceil_mode, false);
+  attrs.emplace_back("count_include_pad", int64_t{onnx_cip ? 1 : 0});
+  ir::Value* y = ctx.op("AveragePool", {x}, std::move(attrs));
+
+  if (onnx_cip && (divisor || (emulate_ceil && !torch_div_full))) {
+    // y * onnx_divisor / torch_divisor, per output position.
+    const int64_t total = product(g.out);
+    std::vector<double> scale(static_cast<size_t>(total));
+    bool all_one = true;
+    std::vector<int64_t> idx(nd, 0);
+    for (int64_t flat = 0; flat < total; ++flat) {
+      double onnx_d = 1, torch_d = 1;
+      for (size_t i = 0; i < nd; ++i) {
+        const double padded = static_cast<double>(torch_div[i][static_cast<size_t>(idx[i])]);
+        onnx_d *= emulate_ceil ? static_cast<double>(g.kernel[i]) : padded;
+        torch_d *= padded;
+      }
+      if (divisor) torch_d = static_cast<double>(divisor_value);
+      scale[static_cast<size_t>(flat)] = onnx_d / torch_d;
+      all_one = all_one && onnx_d == torch_d;
+      for (size_t i = nd; i-- > 0;) {
+        if (++idx[i] < g.out[i]) break;
+        idx[i] = 0;
+      }
+    }
+    bool uniform = true;
+    for (double s : scale) uniform = uniform && s == scale[0];
+    if (!all_one) {
+      ir::Value* s = uniform ? ctx.const_scalar(ctx.dtype(0), scale[0])
+                             : ctx.constant(ir::Tensor::from_doubles(ctx.dtype(0), scale, g.out));
+      y = ctx.op("Mul", {y, s});
+    }
   }
-  ctx.out(y);
+  ctx.out(unbatched(ctx, in, y));
 }
 
-// Adaptive pooling: global when the output is 1, a regular pool when the
-// input divides evenly, otherwise per-dimension windows (pooling over a box
-// is separable for both mean and max).
+// Adaptive pooling: output cell k of an axis of size L pools
+// [floor(k L / O), ceil((k + 1) L / O)). Global when the output is 1, a
+// regular pool when the input divides evenly, otherwise per-axis windows
+// (pooling over a box is separable for both mean and max).
 void adaptive_pool(SymbolicContext& ctx, bool is_max) {
-  const auto& sizes = ctx.sizes(0);
-  const size_t rank = sizes.size();
+  const PoolInput in = pool_input(ctx, spatial_dims(ctx));
+  const size_t nd = in.nd;
   std::vector<int64_t> out_size;
   const Arg& os = ctx.arg(1);
-  const size_t nd = os.is_list() ? os.elements.size() : 1;
-  if (rank < nd) ctx.fail("output_size has more dimensions than the input");
+  if (os.is_list() && os.elements.size() != nd)
+    ctx.fail("output_size has " + std::to_string(os.elements.size()) + " values for " + std::to_string(nd) +
+             " spatial dimensions");
   for (size_t i = 0; i < nd; ++i) {
     const Arg& e = os.is_list() ? os.elements[i] : os;
-    out_size.push_back(e.is_none() ? sizes[rank - nd + i] : (e.constant ? e.i : -2));
-    if (out_size.back() == -2) ctx.fail("output_size must be known at export time");
+    if (e.is_none()) {
+      out_size.push_back(in.spatial[i]);
+      continue;
+    }
+    if (!e.constant || e.kind != Arg::Kind::Int) ctx.fail("output_size must be known at export time");
+    if (e.i <= 0) ctx.fail("output_size must be positive");
+    out_size.push_back(e.i);
   }
-  ir::Value* x = ctx.in(0);
-  if (ctx.num_outputs() > 1 && is_max) ctx.fail("the indices of adaptive max pooling cannot be exported");
-  bool global = true;
-  for (int64_t o : out_size) global = global && o == 1;
-  if (global && rank == nd + 2) {
-    ctx.out(ctx.op(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x}));
-    return;
-  }
-  bool even = rank == nd + 2;
+  const bool want_indices = is_max && ctx.num_outputs() > 1;
+  ir::Value* x = batched(ctx, in, ctx.in(0));
+
+  bool even = true;
   std::vector<int64_t> kernel;
   for (size_t i = 0; i < nd; ++i) {
-    const int64_t L = sizes[rank - nd + i];
-    even = even && out_size[i] > 0 && L % out_size[i] == 0;
-    kernel.push_back(out_size[i] > 0 ? L / out_size[i] : 0);
-  }
-  if (even && all_ones(kernel)) {
-    ctx.out(x);  // output size == input size
-    return;
+    even = even && in.spatial[i] % out_size[i] == 0;
+    kernel.push_back(in.spatial[i] / std::max<int64_t>(out_size[i], 1));
   }
   if (even) {
+    // Includes the global case (kernel = the whole input) and the identity (kernel 1).
     ir::Attributes a{{"kernel_shape", kernel}, {"pads", std::vector<int64_t>(2 * nd, 0)}, {"strides", kernel}};
-    ctx.out(ctx.op(is_max ? "MaxPool" : "AveragePool", {x}, std::move(a)));
+    if (!is_max) {
+      bool global = true;
+      for (int64_t o : out_size) global = global && o == 1;
+      ir::Value* y = global ? ctx.op("GlobalAveragePool", {x}) : ctx.op("AveragePool", {x}, std::move(a));
+      ctx.out(unbatched(ctx, in, y));
+      return;
+    }
+    auto outs = ctx.op_n("MaxPool", {x}, 2, std::move(a));
+    ctx.out(unbatched(ctx, in, outs[0]), 0);
+    if (want_indices) ctx.out(unbatched(ctx, in, plane_indices(ctx, x, outs[1], nd)), 1);
     return;
   }
+
+  auto window = [&](size_t i, int64_t k) {
+    const int64_t L = in.spatial[i], O = out_size[i];
+    return std::pair<int64_t, int64_t>{(k * L) / O, ((k + 1) * L + O - 1) / O};
+  };
+  ir::Value* y = x;
   for (size_t i = 0; i < nd; ++i) {
-    const int64_t axis = static_cast<int64_t>(rank - nd + i);
-    const int64_t L = sizes[static_cast<size_t>(axis)], O = out_size[i];
-    if (L == O) continue;
+    const int64_t axis = static_cast<int64_t>(2 + i);
+    if (in.spatial[i] == out_size[i]) continue;
     std::vector<ir::Value*> parts;
-    for (int64_t k = 0; k < O; ++k) {
-      const int64_t start = (k * L) / O;
-      const int64_t end = ((k + 1) * L + O - 1) / O;
-      ir::Value* win = helpers::slice(ctx, x, {axis}, {start}, {end});
+    for (int64_t k = 0; k < out_size[i]; ++k) {
+      auto [start, end] = window(i, k);
+      ir::Value* win = helpers::slice(ctx, y, {axis}, {start}, {end});
       parts.push_back(helpers::reduce(ctx, is_max ? "ReduceMax" : "ReduceMean", win, {axis}, true));
     }
-    x = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {{"axis", axis}});
+    y = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {{"axis", axis}});
   }
-  ctx.out(x);
+  ctx.out(unbatched(ctx, in, y), 0);
+  if (!want_indices) return;
+
+  // Indices: for each output cell, the first maximum of its box (ArgMax over
+  // the flattened box), mapped to its flat index within the input plane by a
+  // constant table of the box's plane indices.
+  std::vector<int64_t> plane_strides(nd, 1);
+  for (size_t i = nd - 1; i-- > 0;) plane_strides[i] = plane_strides[i + 1] * in.spatial[i + 1];
+  const int64_t cells = product(out_size);
+  std::vector<ir::Value*> cell_indices;
+  std::vector<int64_t> idx(nd, 0);
+  for (int64_t c = 0; c < cells; ++c) {
+    std::vector<int64_t> axes, starts, ends;
+    for (size_t i = 0; i < nd; ++i) {
+      auto [s, e] = window(i, idx[i]);
+      axes.push_back(static_cast<int64_t>(2 + i));
+      starts.push_back(s);
+      ends.push_back(e);
+    }
+    // The box's elements in row-major order -> plane indices.
+    std::vector<int64_t> table{0};
+    for (size_t i = 0; i < nd; ++i) {
+      std::vector<int64_t> next;
+      for (int64_t base : table)
+        for (int64_t p = starts[i]; p < ends[i]; ++p) next.push_back(base + p * plane_strides[i]);
+      table = std::move(next);
+    }
+    ir::Value* box = helpers::reshape(ctx, helpers::slice(ctx, x, axes, starts, ends), {0, 0, -1});
+    ir::Value* local = ctx.op("ArgMax", {box}, {{"axis", int64_t{2}}, {"keepdims", int64_t{1}}});
+    cell_indices.push_back(ctx.op("Gather", {ctx.const_ints(table), local}, {{"axis", int64_t{0}}}));
+    for (size_t i = nd; i-- > 0;) {
+      if (++idx[i] < out_size[i]) break;
+      idx[i] = 0;
+    }
+  }
+  ir::Value* all = cell_indices.size() == 1 ? cell_indices[0] : ctx.op("Concat", cell_indices, {{"axis", int64_t{2}}});
+  std::vector<int64_t> shape{0, 0};
+  shape.insert(shape.end(), out_size.begin(), out_size.end());
+  ctx.out(unbatched(ctx, in, helpers::reshape(ctx, all, shape)), 1);
 }
 
 void adaptive_avg_pool(SymbolicContext& ctx) { adaptive_pool(ctx, false); }
@@ -183,8 +352,14 @@ void adaptive_max_pool(SymbolicContext& ctx) { adaptive_pool(ctx, true); }
 void register_pooling(Registry& r) {
   for (const char* op : {"aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d", "aten::max_pool1d_with_indices",
                          "aten::max_pool2d_with_indices", "aten::max_pool3d_with_indices"})
-    r.add(op, 9, max_pool);
-  for (const char* op : {"aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d"}) r.add(op, 9, avg_pool);
+  {
+    r.add(op, 9, [](SymbolicContext& ctx) { max_pool(ctx, false); });
+    r.add(op, 10, [](SymbolicContext& ctx) { max_pool(ctx, true); });
+  }
+  for (const char* op : {"aten::avg_pool1d", "aten::avg_pool2d", "aten::avg_pool3d"}) {
+    r.add(op, 9, [](SymbolicContext& ctx) { avg_pool(ctx, false); });
+    r.add(op, 10, [](SymbolicContext& ctx) { avg_pool(ctx, true); });
+  }
   for (const char* op : {"aten::adaptive_avg_pool1d", "aten::adaptive_avg_pool2d", "aten::adaptive_avg_pool3d"})
     r.add(op, 9, adaptive_avg_pool);
   for (const char* op : {"aten::adaptive_max_pool1d", "aten::adaptive_max_pool2d", "aten::adaptive_max_pool3d"})

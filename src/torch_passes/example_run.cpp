@@ -131,8 +131,24 @@ class Runner {
   }
 
   void set(const Value* v, c10::IValue iv) {
-    tg_.info[v] = info_of(iv);
+    ExampleInfo info = info_of(iv);
+    // A value computed from random numbers has no "known" value (and the
+    // meta/real comparison must not compare it).
+    if (random_.count(v)) forget_values(info);
+    tg_.info[v] = std::move(info);
     env_[v] = std::move(iv);
+  }
+
+  static void forget_values(ExampleInfo& info) {
+    info.small_value = at::Tensor();
+    for (auto& e : info.elements) forget_values(e);
+  }
+
+  void note_random(const Node* n) {
+    bool random = n->isNondeterministic();
+    for (const Value* in : n->inputs()) random = random || random_.count(in);
+    if (random)
+      for (const Value* o : n->outputs()) random_.insert(o);
   }
 
   c10::IValue get(const Value* v) {
@@ -194,6 +210,7 @@ class Runner {
   }
 
   void run_node(Node* n) {
+    note_random(n);
     try {
       execute(n);
     } catch (const Error&) {
@@ -272,6 +289,13 @@ class Runner {
         for (auto& v : stack) v = to_meta(v);
         if (run_meta_substitute(n, stack)) return;
       }
+      // batch_norm/instance_norm in training mode update their running
+      // statistics in place without saying so in their schema: run them on
+      // copies, never on the model's buffers.
+      if ((n->kind() == c10::aten::batch_norm || n->kind() == c10::aten::instance_norm) && stack.size() > 5 &&
+          stack[5].isBool() && stack[5].toBool())
+        for (size_t i : {size_t{3}, size_t{4}})
+          if (stack[i].isTensor() && stack[i].toTensor().defined()) stack[i] = stack[i].toTensor().clone();
       operation(stack);
       if (stack.size() < n->outputs().size())
         throw std::runtime_error("operator returned " + std::to_string(stack.size()) + " values");
@@ -378,6 +402,7 @@ class Runner {
   OriginTable& origins_;
   bool meta_;
   int speculating_ = 0;
+  std::unordered_set<const Value*> random_;  // values computed from random numbers
   std::unordered_map<const Value*, c10::IValue> env_;
 };
 
