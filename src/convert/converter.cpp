@@ -135,6 +135,40 @@ class Converter : public ArgMaterializer {
  private:
   ir::ValueType input_type(const at::Tensor& t) { return ir::ValueType::tensor(to_dtype(t.scalar_type()), t.sizes().vec()); }
 
+  // dynamic_axes: the named dims of graph input/output `name` (of `rank` dims).
+  void apply_dynamic_axes(const std::string& name, ir::ValueType& type, int64_t rank) {
+    auto it = options_.dynamic_axes.find(name);
+    if (it == options_.dynamic_axes.end()) return;
+    used_dynamic_axes_.insert(name);
+    if (!type.has_shape) {
+      type.has_shape = true;
+      type.shape.assign(static_cast<size_t>(rank), ir::Dim{});
+    }
+    int64_t k = 0;
+    for (const DynamicAxis& a : it->second) {
+      ++k;
+      const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+      if (axis < 0 || axis >= rank)
+        throw Error(Error::Kind::Usage, "dynamic_axes: axis " + std::to_string(a.axis) + " of '" + name +
+                                            "' is out of range: it has " + std::to_string(rank) + " dimension" +
+                                            (rank == 1 ? "" : "s"));
+      type.shape[static_cast<size_t>(axis)] =
+          ir::Dim::named(a.name.empty() ? name + "_dynamic_axes_" + std::to_string(k) : a.name);
+    }
+  }
+
+  // Every dynamic_axes entry must name an input or an output.
+  void check_dynamic_axes_used() {
+    for (const auto& [name, axes] : options_.dynamic_axes) {
+      if (used_dynamic_axes_.count(name)) continue;
+      std::string inputs, outputs;
+      for (const ir::Value* v : graph_->inputs()) inputs += (inputs.empty() ? "" : ", ") + v->name();
+      for (const ir::Value* v : graph_->outputs()) outputs += (outputs.empty() ? "" : ", ") + v->name();
+      throw Error(Error::Kind::Usage, "dynamic_axes names '" + name + "', which is neither an input nor an output " +
+                                          "of the exported model (inputs: " + inputs + "; outputs: " + outputs + ")");
+    }
+  }
+
   std::string input_name(size_t flat_index, const std::string& fallback) {
     if (flat_index < options_.input_names.size()) return options_.input_names[flat_index];
     return fallback;
@@ -151,7 +185,10 @@ class Converter : public ArgMaterializer {
     size_t flat = 0;
     for (size_t i = 0; i < tg_.user_inputs.size(); ++i, ++flat) {
       std::string base = tg_.user_input_names[i];
-      ir::Value* v = graph_->add_input(input_name(flat, base), input_type(tg_.example_inputs[i]));
+      const std::string name = input_name(flat, base);
+      ir::ValueType type = input_type(tg_.example_inputs[i]);
+      apply_dynamic_axes(name, type, tg_.example_inputs[i].dim());
+      ir::Value* v = graph_->add_input(name, type);
       slot_of(tg_.user_inputs[i]) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
     }
     for (const auto& p : tg_.params) {
@@ -841,8 +878,16 @@ class Converter : public ArgMaterializer {
         if (graph_->names().taken(name)) rename_away(name);
         graph_->rename(v, name);
       }
+      if (options_.dynamic_axes.count(name)) {
+        const int64_t rank = v->type().has_shape ? v->type().rank()
+                             : i < flat_info.size() && flat_info[i] ? static_cast<int64_t>(flat_info[i]->sizes.size())
+                                                                    : -1;
+        if (rank < 0) throw Error(Error::Kind::Usage, "dynamic_axes: the rank of output '" + name + "' is unknown");
+        apply_dynamic_axes(name, v->type(), rank);
+      }
       graph_->add_output(v);
     }
+    check_dynamic_axes_used();
   }
 
   // Frees `name` by renaming whichever value holds it.
@@ -862,6 +907,7 @@ class Converter : public ArgMaterializer {
   ir::Graph* graph_ = nullptr;
   std::unordered_map<const TValue*, Slot> slots_;
   std::map<std::tuple<int64_t, int, ir::Graph*>, ir::Value*> memo_;
+  std::set<std::string> used_dynamic_axes_;
   int64_t next_id_ = 0;
 };
 

@@ -23,6 +23,23 @@ TEST(CliArgs, ParsesExportWithOptions) {
   EXPECT_TRUE(c.options.keep_doc_strings);
 }
 
+TEST(CliArgs, DynamicAxes) {
+  Command c = parse({"export", "m.pt", "-o", "m.onnx", "--input", "2x3", "--dynamic-axes",
+                     R"({"x": {"0": "my_custom_axis_name"}, "sum": [0, -1], "y": {}})"});
+  const auto& d = c.options.dynamic_axes;
+  ASSERT_EQ(d.size(), 3u);
+  ASSERT_EQ(d.at("x").size(), 1u);
+  EXPECT_EQ(d.at("x")[0].axis, 0);
+  EXPECT_EQ(d.at("x")[0].name, "my_custom_axis_name");
+  ASSERT_EQ(d.at("sum").size(), 2u);
+  EXPECT_EQ(d.at("sum")[1].axis, -1);
+  EXPECT_EQ(d.at("sum")[1].name, "");
+  EXPECT_TRUE(d.at("y").empty());
+  for (const char* bad : {"", "{", "[0]", R"({"x": [a]})", R"({"x": {"zero": "n"}})", R"({"x": [0]} extra)"}) {
+    EXPECT_THROW(parse({"export", "m.pt", "-o", "m.onnx", "--input", "2", "--dynamic-axes", bad}), Error) << bad;
+  }
+}
+
 TEST(CliArgs, UsageErrors) {
   auto usage = [](std::vector<std::string> argv) {
     try {

@@ -1,6 +1,8 @@
 #include "cli_args.h"
 
+#include <cctype>
 #include <cstdlib>
+#include <map>
 
 namespace torch2onnx::cli {
 namespace {
@@ -22,6 +24,106 @@ std::vector<std::string> split_names(const std::string& s) {
   }
   return out;
 }
+
+// A minimal JSON reader for --dynamic-axes: an object whose values are
+// arrays of ints ([0, 1]) or objects from axis to name ({"0": "batch"}).
+class DynamicAxesParser {
+ public:
+  explicit DynamicAxesParser(const std::string& text) : s_(text) {}
+
+  std::map<std::string, std::vector<DynamicAxis>> parse() {
+    std::map<std::string, std::vector<DynamicAxis>> out;
+    expect('{');
+    if (peek() == '}') {
+      ++i_;
+      finish();
+      return out;
+    }
+    while (true) {
+      std::string name = string();
+      expect(':');
+      std::vector<DynamicAxis>& axes = out[name];
+      if (peek() == '[') {
+        ++i_;
+        if (peek() != ']')
+          while (true) {
+            axes.push_back(DynamicAxis{integer(), ""});
+            if (peek() == ',') { ++i_; continue; }
+            break;
+          }
+        expect(']');
+      } else {
+        expect('{');
+        if (peek() != '}')
+          while (true) {
+            std::string key = string();
+            expect(':');
+            std::string dim = string();
+            size_t used = 0;
+            int64_t axis = 0;
+            try {
+              axis = std::stoll(key, &used);
+            } catch (const std::exception&) {
+              used = 0;
+            }
+            if (used != key.size() || key.empty()) fail("axis '" + key + "' of '" + name + "' is not an integer");
+            axes.push_back(DynamicAxis{axis, dim});
+            if (peek() == ',') { ++i_; continue; }
+            break;
+          }
+        expect('}');
+      }
+      if (peek() == ',') { ++i_; continue; }
+      break;
+    }
+    expect('}');
+    finish();
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) {
+    usage_error("bad --dynamic-axes: " + why +
+                " (expected JSON like '{\"x\": [0], \"y\": {\"0\": \"batch\"}}')");
+  }
+  void skip() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  char peek() {
+    skip();
+    return i_ < s_.size() ? s_[i_] : '\0';
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "' at position " + std::to_string(i_));
+    ++i_;
+  }
+  void finish() {
+    if (peek() != '\0') fail("unexpected text at position " + std::to_string(i_));
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      if (s_[i_] == '\\' && i_ + 1 < s_.size()) ++i_;
+      out.push_back(s_[i_++]);
+    }
+    if (i_ >= s_.size()) fail("unterminated string");
+    ++i_;
+    return out;
+  }
+  int64_t integer() {
+    skip();
+    size_t start = i_;
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    if (i_ == start || (i_ == start + 1 && s_[start] == '-')) fail("expected an axis number at position " + std::to_string(start));
+    if (i_ - start > 18) fail("axis number too large");
+    return std::stoll(s_.substr(start, i_ - start));
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+};
 
 int parse_opset(const std::string& v) {
   if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos)
@@ -60,6 +162,8 @@ Options (as torch.onnx.export):
   --training MODE             eval (default), preserve or train
   --verbose                   print the exported graph in readable form
   --keep-doc-strings          each node's doc_string carries its source line
+  --dynamic-axes JSON         axes of inputs/outputs that vary: '{"x": [0]}' (automatic
+                              names x_dynamic_axes_1, ...) or '{"x": {"0": "batch"}}'
   --external-data             weights go to OUT.onnx.data (ONNX external data); automatic
                               when the model would pass protobuf's 2 GiB limit
 
@@ -112,6 +216,7 @@ Command parse(const std::vector<std::string>& argv) {
     else if (flag == "--verbose" || flag == "-v") c.options.verbose = true;
     else if (flag == "--keep-doc-strings") c.options.keep_doc_strings = true;
     else if (flag == "--external-data") c.options.external_data = true;
+    else if (flag == "--dynamic-axes") c.options.dynamic_axes = DynamicAxesParser(get()).parse();
     else if (flag == "--markdown" && c.name == "ops") c.markdown = true;
     else if (flag == "--training") {
       std::string m = get();

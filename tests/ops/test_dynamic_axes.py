@@ -1,0 +1,152 @@
+"""dynamic_axes: models exported at one shape run in ONNX Runtime at other
+sizes of their dynamic axes and match PyTorch there."""
+import json
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torchvision
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models"))
+import optest  # noqa: E402
+import zoo  # noqa: E402
+from optest import Case  # noqa: E402
+
+torch.manual_seed(0)
+
+
+def axes(d, inputs=None, outputs=None):
+    flags = ["--dynamic-axes", json.dumps(d, separators=(",", ":"))]
+    if inputs:
+        flags += ["--input-names", ",".join(inputs)]
+    if outputs:
+        flags += ["--output-names", ",".join(outputs)]
+    return tuple(flags)
+
+
+class SumModule(nn.Module):
+    """The documented example."""
+
+    def forward(self, x):
+        return torch.sum(x, dim=1)
+
+
+class ViewFlatten(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 8 * 8, 5)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return self.fc(y.view(y.size(0), -1))
+
+
+class ShapeArithmetic(nn.Module):
+    """Sizes read from tensors, used in arange/expand_as/slicing/reshape."""
+
+    def forward(self, x):
+        n, t = x.shape[0], x.shape[1]
+        pos = torch.arange(t).unsqueeze(0).expand(n, t)
+        half = x[:, : t // 2]
+        return x.reshape(n * t, -1).sum(1), pos, half.flatten(1), x.numel() + x.new_zeros(1)
+
+
+def lstm_documented():
+    torch.manual_seed(0)
+    return nn.LSTM(10, 20, num_layers=4, bidirectional=True).eval()
+
+
+class LSTMWithState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = lstm_documented()
+
+    def forward(self, x, h0, c0):
+        return self.lstm(x, (h0, c0))
+
+
+def encoder(batch_first):
+    torch.manual_seed(1)
+    layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.1, batch_first=batch_first)
+    return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+
+
+def classifier(name, **kw):
+    torch.manual_seed(0)
+    m = getattr(torchvision.models, name)(**kw)
+    return zoo._randomize_bn(m, (torch.randn(2, 3, 64, 64),))
+
+
+word_lm, (tokens, (h0, c0)) = zoo.word_lm_lstm()
+word_tf, (tf_tokens, tf_mask) = zoo.word_lm_transformer()
+lstm_x, lstm_h, lstm_c = torch.randn(5, 3, 10), torch.randn(8, 3, 20), torch.randn(8, 3, 20)
+lstm_in = LSTMWithState()
+
+
+def lstm_args(seq):
+    torch.manual_seed(seq)
+    return torch.randn(seq, 3, 10), lstm_h, lstm_c
+
+
+def lm_args(seq, batch):
+    g = torch.Generator().manual_seed(seq * 100 + batch)
+    return (torch.randint(0, 1000, (seq, batch), generator=g),
+            (torch.randn(2, batch, 64, generator=g), torch.randn(2, batch, 64, generator=g)))
+
+
+def tf_args(seq, batch):
+    g = torch.Generator().manual_seed(seq * 100 + batch)
+    return torch.randint(0, 1000, (seq, batch), generator=g), zoo.causal_mask(seq)
+
+
+BATCH = axes({"x": {"0": "batch"}}, inputs=["x"])
+CASES = [
+    Case("sum_module", SumModule(), (torch.ones(2, 2),), opsets=(9, 13, 17),
+         extra=axes({"x": {"0": "my_custom_axis_name"}, "sum": [0]}, inputs=["x"], outputs=["sum"]),
+         more_args=[(torch.randn(5, 2),), (torch.randn(1, 2),)]),
+    Case("view_flatten", ViewFlatten(), (torch.randn(2, 3, 8, 8),), opsets=(9, 13, 17), extra=BATCH,
+         more_args=[(torch.randn(1, 3, 8, 8),), (torch.randn(7, 3, 8, 8),)]),
+    Case("shape_arithmetic", ShapeArithmetic(), (torch.randn(3, 6, 2),), opsets=(11, 13, 17),
+         extra=axes({"x": {"0": "n", "1": "t"}}, inputs=["x"]),
+         more_args=[(torch.randn(1, 4, 2),), (torch.randn(5, 10, 2),)]),
+    Case("resnet50_batch", classifier("resnet50"), (torch.randn(2, 3, 64, 64),), opsets=(13, 17), extra=BATCH,
+         more_args=[(torch.randn(1, 3, 64, 64),), (torch.randn(3, 3, 64, 64),)]),
+    Case("mobilenet_v3_batch", classifier("mobilenet_v3_large"), (torch.randn(2, 3, 64, 64),), opsets=(13, 17),
+         extra=BATCH, more_args=[(torch.randn(1, 3, 64, 64),), (torch.randn(4, 3, 64, 64),)]),
+    Case("vit_batch", classifier("vit_b_32", image_size=64), (torch.randn(2, 3, 64, 64),), opsets=(13, 17),
+         extra=BATCH, more_args=[(torch.randn(1, 3, 64, 64),), (torch.randn(3, 3, 64, 64),)]),
+    Case("lstm_documented_sequence", lstm_in, (lstm_x, lstm_h, lstm_c), opsets=(9, 13, 17),
+         extra=axes({"input": {"0": "sequence"}, "output": {"0": "sequence"}}, inputs=["input", "h0", "c0"],
+                    outputs=["output", "hn", "cn"]),
+         more_args=[lstm_args(2), lstm_args(11)]),
+    Case("word_lm_seq_batch", word_lm, (tokens, (h0, c0)), opsets=(9, 13, 17),
+         extra=axes({"input": {"0": "seq", "1": "batch"}, "hidden.0": {"1": "batch"}, "hidden.1": {"1": "batch"}}),
+         more_args=[lm_args(3, 2), lm_args(20, 7)]),
+    Case("word_lm_transformer_seq_batch", word_tf, (tf_tokens, tf_mask), opsets=(13, 17),
+         extra=axes({"src": {"0": "seq", "1": "batch"}, "src_mask": {"0": "seq", "1": "seq"}}),
+         more_args=[tf_args(5, 2), tf_args(17, 6)]),
+    Case("encoder_fast_path_batch_seq", encoder(True), (torch.randn(2, 5, 16),), opsets=(13, 17),
+         extra=axes({"src": {"0": "batch", "1": "seq"}}), more_args=[(torch.randn(1, 3, 16),), (torch.randn(4, 9, 16),)]),
+    Case("encoder_seq_batch", encoder(False), (torch.randn(5, 2, 16),), opsets=(13, 17),
+         extra=axes({"src": {"0": "seq", "1": "batch"}}), more_args=[(torch.randn(3, 1, 16),), (torch.randn(9, 4, 16),)]),
+]
+
+results = optest.results_fixture(CASES)
+test_case = optest.case_test(CASES)
+
+
+def test_documented_names(tmp_path):
+    """SumModule: input dim 'my_custom_axis_name', output dim 'sum_dynamic_axes_1'."""
+    import harness
+
+    pt, out = str(tmp_path / "sum.pt"), str(tmp_path / "sum.onnx")
+    harness.trace(SumModule(), (torch.ones(2, 2),), pt)
+    harness.export(pt, out, inputs=["2x2"], extra=axes({"x": {"0": "my_custom_axis_name"}, "sum": [0]},
+                                                       inputs=["x"], outputs=["sum"]))
+    m = harness.full_check(out)
+    dims = lambda v: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]  # noqa: E731
+    assert dims(m.graph.input[0]) == ["my_custom_axis_name", 2]
+    assert dims(m.graph.output[0]) == ["sum_dynamic_axes_1"]
