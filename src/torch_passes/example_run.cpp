@@ -145,7 +145,10 @@ class Runner {
   }
 
   void note_random(const Node* n) {
-    bool random = n->isNondeterministic();
+    // Random numbers, and uninitialized memory (empty*), have no known value.
+    static const std::unordered_set<std::string> arbitrary = {"aten::empty", "aten::empty_like", "aten::new_empty",
+                                                               "aten::empty_strided", "aten::new_empty_strided"};
+    bool random = n->isNondeterministic() || arbitrary.count(n->kind().toQualString()) != 0;
     for (const Value* in : n->inputs()) random = random || random_.count(in);
     if (random)
       for (const Value* o : n->outputs()) random_.insert(o);

@@ -1,0 +1,177 @@
+"""Interpolation (src/symbolics/resize.cpp): F.interpolate / nn.Upsample in every
+mode, with size= or scale_factor=, align_corners, recompute_scale_factor;
+grid_sample (GridSample from opset 16).
+
+Opsets 9 (Upsample) and 10 (Resize-10) only map coordinates asymmetrically
+with truncation: they match PyTorch for nearest upsampling by whole factors
+and nothing else, so the other modes start at opset 11.
+"""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import optest  # noqa: E402
+from optest import Case  # noqa: E402
+
+torch.manual_seed(0)
+x1 = torch.randn(2, 3, 7)
+x2 = torch.randn(2, 3, 5, 6)
+x3 = torch.randn(1, 2, 3, 4, 5)
+
+FROM_11 = {9: "supported from opset 11", 10: "supported from opset 11"}
+NEEDS_11 = {9: "needs opset 11", 10: "needs opset 11"}
+ALL = (9, 10, 11, 13, 17)
+
+
+def interp(**kw):
+    return lambda x: F.interpolate(x, **kw)
+
+
+# aten::__interpolate called by name (module-level functions: inside a class
+# body Python would mangle the double underscore).
+def interpolate_nearest(x):
+    return torch.ops.aten.__interpolate(x, None, [2.0, 3.0], "nearest", None, None, False)
+
+
+def interpolate_bilinear(x):
+    return torch.ops.aten.__interpolate(x, [7, 9], None, "bilinear", True, None, False)
+
+
+def interpolate_bicubic_scale(x):  # recompute_scale_factor=None recomputes here
+    return torch.ops.aten.__interpolate(x, None, 1.5, "bicubic", False, None, False)
+
+
+def interpolate_keep_scale(x):
+    return torch.ops.aten.__interpolate(x, None, [1.5, 1.3], "bilinear", False, False, False)
+
+
+def interpolate_recompute(x):
+    return torch.ops.aten.__interpolate(x, None, [1.7], "linear", False, True, False)
+
+
+def interpolate_size(x):
+    return torch.ops.aten.__interpolate(x, 14, None, "nearest", None, None, False)
+
+
+class Scripted(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def grid(*shape):
+    return torch.rand(*shape) * 2.4 - 1.2  # partly outside [-1, 1]
+
+
+CASES = [
+    # nearest: whole upsampling factors work from opset 9 (Upsample / Resize-10)
+    Case("nearest_scale2", interp(scale_factor=2.0), (x2,), opsets=ALL),
+    Case("nearest_scale_hw", interp(scale_factor=(2, 3)), (x2,), opsets=ALL),
+    Case("nearest_size_multiple", interp(size=(10, 18)), (x2,), opsets=ALL),
+    Case("nearest_1d", interp(scale_factor=3), (x1,), opsets=ALL),
+    Case("nearest_3d", interp(scale_factor=2), (x3,), opsets=ALL),
+    Case("nearest_3d_size", interp(size=(6, 4, 10)), (x3,), opsets=ALL),
+    Case("upsample_module", nn.Upsample(scale_factor=2, mode="nearest"), (x2,), opsets=ALL),
+    Case("upsample_nearest_int", interp(scale_factor=2.0), (torch.randint(0, 9, (1, 2, 3, 4)).to(torch.uint8),),
+         opsets=(9, 11, 17)),
+    # nearest with other factors: opset 11
+    Case("nearest_scale_fraction", interp(scale_factor=1.5), (x2,), min_opset=11, error_below=NEEDS_11),
+    Case("nearest_downscale", interp(scale_factor=0.5), (torch.randn(1, 2, 8, 12),), min_opset=11,
+         error_below=NEEDS_11),
+    Case("nearest_size", interp(size=(7, 11)), (x2,), min_opset=11, error_below=NEEDS_11),
+    Case("nearest_size_down", interp(size=(3, 4)), (x2,), min_opset=11),
+    Case("nearest_1d_size", interp(size=11), (x1,), min_opset=11),
+    Case("nearest_3d_scale", interp(scale_factor=(1.5, 2.0, 0.6)), (x3,), min_opset=11),
+    Case("nearest_recompute", interp(scale_factor=1.7, recompute_scale_factor=True), (x2,), min_opset=11),
+    Case("nearest_exact", interp(scale_factor=1.5, mode="nearest-exact"), (x2,), min_opset=11,
+         error_below=FROM_11),
+    Case("nearest_exact_size", interp(size=(4, 9), mode="nearest-exact"), (x2,), min_opset=11),
+    Case("nearest_exact_1d", interp(scale_factor=0.7, mode="nearest-exact"), (torch.randn(1, 2, 10),),
+         min_opset=11),
+    Case("nearest_exact_3d", interp(size=(5, 3, 7), mode="nearest-exact"), (x3,), min_opset=11),
+    # linear / bilinear / trilinear
+    Case("linear_1d", interp(scale_factor=2.0, mode="linear"), (x1,), min_opset=11, error_below=FROM_11),
+    Case("linear_1d_size_align", interp(size=12, mode="linear", align_corners=True), (x1,), min_opset=11),
+    Case("linear_1d_down", interp(scale_factor=0.6, mode="linear"), (x1,), min_opset=11),
+    Case("bilinear_scale", interp(scale_factor=2.0, mode="bilinear"), (x2,), min_opset=11, error_below=FROM_11),
+    Case("bilinear_size", interp(size=(7, 9), mode="bilinear"), (x2,), min_opset=11),
+    Case("bilinear_align", interp(scale_factor=(1.5, 2.5), mode="bilinear", align_corners=True), (x2,),
+         min_opset=11),
+    Case("bilinear_size_align", interp(size=(9, 4), mode="bilinear", align_corners=True), (x2,), min_opset=11),
+    Case("bilinear_down", interp(scale_factor=0.5, mode="bilinear"), (torch.randn(1, 3, 8, 10),), min_opset=11),
+    Case("bilinear_to_one", interp(size=(1, 1), mode="bilinear"), (x2,), min_opset=11),
+    Case("bilinear_recompute", interp(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True), (x2,),
+         min_opset=11),
+    Case("bilinear_fraction", interp(scale_factor=1.3, mode="bilinear"), (x2,), min_opset=11),
+    Case("upsample_bilinear_module", nn.UpsamplingBilinear2d(scale_factor=2), (x2,), min_opset=11),
+    Case("trilinear", interp(scale_factor=2.0, mode="trilinear"), (x3,), min_opset=11, error_below=FROM_11),
+    Case("trilinear_size_align", interp(size=(4, 7, 3), mode="trilinear", align_corners=True), (x3,),
+         min_opset=11),
+    Case("trilinear_mixed", interp(scale_factor=(1.5, 0.5, 2.0), mode="trilinear"), (x3,), min_opset=11),
+    # bicubic
+    Case("bicubic", interp(scale_factor=2.0, mode="bicubic"), (x2,), min_opset=11, error_below=FROM_11),
+    Case("bicubic_size", interp(size=(8, 11), mode="bicubic"), (x2,), min_opset=11),
+    Case("bicubic_align", interp(scale_factor=1.7, mode="bicubic", align_corners=True), (x2,), min_opset=11),
+    Case("bicubic_align_recompute",
+         interp(scale_factor=1.7, mode="bicubic", align_corners=True, recompute_scale_factor=True), (x2,),
+         min_opset=11),
+    Case("bicubic_down", interp(size=(3, 4), mode="bicubic"), (x2,), min_opset=11),
+    # direct calls of the non-.vec overloads (output_size plus optional scales)
+    Case("upsample_nearest2d_direct", lambda x: torch.ops.aten.upsample_nearest2d(x, [10, 12]), (x2,),
+         opsets=ALL),
+    Case("upsample_nearest2d_direct_scales", lambda x: torch.ops.aten.upsample_nearest2d(x, [7, 9], 1.5, 1.5),
+         (x2,), min_opset=11),
+    Case("upsample_nearest1d_direct", lambda x: torch.ops.aten.upsample_nearest1d(x, [14]), (x1,), opsets=ALL),
+    Case("upsample_nearest3d_direct", lambda x: torch.ops.aten.upsample_nearest3d(x, [6, 8, 10]), (x3,),
+         opsets=ALL),
+    Case("upsample_bilinear2d_direct", lambda x: torch.ops.aten.upsample_bilinear2d(x, [9, 8], False), (x2,),
+         min_opset=11),
+    Case("upsample_bilinear2d_direct_scales",
+         lambda x: torch.ops.aten.upsample_bilinear2d(x, [10, 9], False, 2.0, 1.5), (x2,), min_opset=11),
+    Case("upsample_linear1d_direct", lambda x: torch.ops.aten.upsample_linear1d(x, [10], True), (x1,),
+         min_opset=11),
+    Case("upsample_trilinear3d_direct", lambda x: torch.ops.aten.upsample_trilinear3d(x, [5, 5, 5], False),
+         (x3,), min_opset=11),
+    Case("upsample_bicubic2d_direct", lambda x: torch.ops.aten.upsample_bicubic2d(x, [6, 7], True), (x2,),
+         min_opset=11),
+    Case("upsample_nearest_exact1d_direct", lambda x: torch.ops.aten._upsample_nearest_exact1d(x, [11]), (x1,),
+         min_opset=11),
+    Case("upsample_nearest_exact3d_direct", lambda x: torch.ops.aten._upsample_nearest_exact3d(x, [4, 6, 7]),
+         (x3,), min_opset=11),
+    # aten::__interpolate (TorchScript)
+    Case("interpolate_scripted", Scripted(interpolate_nearest), (x2,), script=True, opsets=ALL),
+    Case("interpolate_scripted_bilinear", Scripted(interpolate_bilinear), (x2,), script=True, min_opset=11,
+         error_below=NEEDS_11),
+    Case("interpolate_scripted_bicubic_scale", Scripted(interpolate_bicubic_scale), (x2,), script=True, min_opset=11),
+    Case("interpolate_scripted_recompute", Scripted(interpolate_recompute), (x1,), script=True, min_opset=11),
+    Case("interpolate_scripted_keep_scale", Scripted(interpolate_keep_scale), (x2,), script=True, min_opset=11),
+    Case("interpolate_scripted_size", Scripted(interpolate_size), (x1,), script=True, opsets=ALL),
+    # grid_sample
+    Case("grid_sample", lambda x, g: F.grid_sample(x, g, align_corners=False), (x2, grid(2, 4, 7, 2)),
+         opsets=(16, 17), error_below={9: "supported from opset 16", 15: "supported from opset 16"}),
+    Case("grid_sample_align", lambda x, g: F.grid_sample(x, g, align_corners=True), (x2, grid(2, 3, 3, 2)),
+         opsets=(16, 17)),
+    Case("grid_sample_nearest_border", lambda x, g: F.grid_sample(x, g, mode="nearest", padding_mode="border",
+                                                                  align_corners=False), (x2, grid(2, 5, 4, 2)),
+         opsets=(16, 17)),
+    Case("grid_sample_bicubic_reflection",
+         lambda x, g: F.grid_sample(x, g, mode="bicubic", padding_mode="reflection", align_corners=True),
+         (x2, grid(2, 4, 4, 2)), opsets=(16, 17)),
+    Case("grid_sample_bilinear_reflection",
+         lambda x, g: F.grid_sample(x, g, mode="bilinear", padding_mode="reflection", align_corners=False),
+         (x2, grid(2, 4, 4, 2)), opsets=(16, 17)),
+    Case("grid_sample_bicubic_zeros", lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
+         (x2, grid(2, 6, 5, 2)), opsets=(16, 17)),
+    Case("grid_sample_nearest_zeros_align", lambda x, g: F.grid_sample(x, g, mode="nearest", align_corners=True),
+         (x2, grid(2, 6, 5, 2)), opsets=(16, 17)),
+]
+
+results = optest.results_fixture(CASES)
+test_case = optest.case_test(CASES)
