@@ -100,8 +100,19 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
   ExportOptions options;
   options.opset_version = opset;
   torch_side::TorchGraph tg = trace_to_torch_graph(module, args, options);
-  return convert::find_unsupported(tg, builtin_registry(), opset);
+  return convert::find_unsupported(tg, user_registry(), opset);
 }
+
+void register_symbolic(const std::string& op, int opset, SymbolicFn fn) {
+  if (op.find("::") == std::string::npos)
+    throw Error(Error::Kind::Usage, "register_symbolic: '" + op + "' must be qualified, like 'custom_ops::foo'");
+  if (opset < kMinOpset || opset > kMaxOpset)
+    throw Error(Error::Kind::Usage, "register_symbolic: opset " + std::to_string(opset) + " is outside " +
+                                        std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset));
+  user_registry().add(op, opset, std::move(fn));
+}
+
+bool unregister_symbolic(const std::string& op, int opset) { return user_registry().remove(op, opset); }
 
 torch::jit::Module load_archive(const std::string& path) {
   auto t0 = std::chrono::steady_clock::now();

@@ -21,6 +21,6 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
 // Everything: torch passes, conversion, ONNX passes, checker. The returned
 // model's initializers borrow the module's weights.
 ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
-                    const Registry& registry = builtin_registry());
+                    const Registry& registry = user_registry());
 
 }  // namespace torch2onnx

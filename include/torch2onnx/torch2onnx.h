@@ -14,6 +14,7 @@
 #include <torch/csrc/jit/api/module.h>
 
 #include "torch2onnx/options.h"
+#include "torch2onnx/symbolic/registry.h"
 
 namespace torch2onnx {
 
@@ -34,6 +35,16 @@ std::string export_to_pretty_string(const torch::jit::Module& module, const std:
 // Every operator that cannot be converted at `opset`, all at once.
 std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& module,
                                                    const std::vector<c10::IValue>& args, int opset = 17);
+
+// Custom symbolic functions: `fn` converts operator `op` ("custom_ops::foo",
+// "aten::relu" to override a built-in) from opset `opset` on, with the same
+// SymbolicContext the built-in symbolics use (torch2onnx/symbolic/context.h,
+// building blocks in torch2onnx/symbolic/helpers.h). Nodes of a custom domain
+// ("custom_domain::Foo" via ctx.node(type, inputs, n, attrs, domain)) take
+// their opset version from ExportOptions::custom_opsets (default 1).
+void register_symbolic(const std::string& op, int opset, SymbolicFn fn);
+// Removes what register_symbolic declared for (op, opset); true if there was one.
+bool unregister_symbolic(const std::string& op, int opset);
 
 // Loads a TorchScript archive, with clear errors (Error::Kind::Load).
 torch::jit::Module load_archive(const std::string& path);

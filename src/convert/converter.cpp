@@ -765,6 +765,7 @@ class Converter : public ArgMaterializer {
 
     graph_->set_current_origin(origin);
     SymbolicContext ctx(kind, std::move(args), std::move(outs), graph_, options_.opset_version, this);
+    ctx.set_source_node(n);
     try {
       (*fn)(ctx);
     } catch (const SymbolicError& e) {

@@ -1,5 +1,7 @@
 #include "symbolic/registry.h"
 
+#include <set>
+
 #include "symbolics/all.h"
 
 namespace torch2onnx {
@@ -9,10 +11,7 @@ void Registry::add(const std::string& op, int since, SymbolicFn fn) {
   if (!family_.empty()) families_.emplace(op, family_);
 }
 
-std::string Registry::family_of(const std::string& op) const {
-  auto it = families_.find(op);
-  return it == families_.end() ? std::string() : it->second;
-}
+
 
 bool Registry::remove(const std::string& op, int since) {
   auto it = table_.find(op);
@@ -24,36 +23,52 @@ bool Registry::remove(const std::string& op, int since) {
 
 const SymbolicFn* Registry::find(const std::string& op, int opset) const {
   auto it = table_.find(op);
-  if (it == table_.end()) return nullptr;
-  auto v = it->second.upper_bound(opset);  // first declaration above the target
-  if (v == it->second.begin()) return nullptr;
-  --v;
-  return &v->second;
+  if (it != table_.end()) {
+    auto v = it->second.upper_bound(opset);  // first declaration above the target
+    if (v != it->second.begin()) return &std::prev(v)->second;
+  }
+  return base_ ? base_->find(op, opset) : nullptr;
 }
 
 std::optional<int> Registry::resolved_since(const std::string& op, int opset) const {
   auto it = table_.find(op);
-  if (it == table_.end()) return std::nullopt;
-  auto v = it->second.upper_bound(opset);
-  if (v == it->second.begin()) return std::nullopt;
-  return std::prev(v)->first;
+  if (it != table_.end()) {
+    auto v = it->second.upper_bound(opset);
+    if (v != it->second.begin()) return std::prev(v)->first;
+  }
+  return base_ ? base_->resolved_since(op, opset) : std::nullopt;
 }
 
 std::optional<int> Registry::first_opset(const std::string& op) const {
+  std::optional<int> own;
   auto it = table_.find(op);
-  if (it == table_.end() || it->second.empty()) return std::nullopt;
-  return it->second.begin()->first;
+  if (it != table_.end() && !it->second.empty()) own = it->second.begin()->first;
+  std::optional<int> base = base_ ? base_->first_opset(op) : std::nullopt;
+  if (own && base) return std::min(*own, *base);
+  return own ? own : base;
 }
 
 std::vector<std::pair<std::string, std::vector<int>>> Registry::list() const {
+  std::map<std::string, std::set<int>> merged;
+  if (base_)
+    for (auto& [name, since] : base_->list()) merged[name].insert(since.begin(), since.end());
+  for (const auto& [name, decls] : table_)
+    for (const auto& d : decls) merged[name].insert(d.first);
   std::vector<std::pair<std::string, std::vector<int>>> out;
-  out.reserve(table_.size());
-  for (const auto& [name, decls] : table_) {
-    std::vector<int> since;
-    for (const auto& d : decls) since.push_back(d.first);
-    out.emplace_back(name, std::move(since));
-  }
+  out.reserve(merged.size());
+  for (auto& [name, since] : merged) out.emplace_back(name, std::vector<int>(since.begin(), since.end()));
   return out;
+}
+
+std::string Registry::family_of(const std::string& op) const {
+  auto it = families_.find(op);
+  if (it != families_.end()) return it->second;
+  return base_ ? base_->family_of(op) : std::string();
+}
+
+Registry& user_registry() {
+  static Registry registry(&builtin_registry());
+  return registry;
 }
 
 const Registry& builtin_registry() {

@@ -1,0 +1,70 @@
+// Building blocks shared by symbolic functions. ONNX moved several
+// attributes to inputs over the opsets (Unsqueeze axes at 13, Slice at 10,
+// Clip at 11, Pad at 11, ReduceSum at 13, Split at 13); these helpers are
+// the one place that knows, so symbolic bodies stay free of opset checks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "torch2onnx/symbolic/context.h"
+
+namespace torch2onnx::helpers {
+
+// Normalizes a possibly negative dim against `rank`; throws when out of range.
+int64_t normalize_dim(const SymbolicContext& ctx, int64_t dim, int64_t rank);
+
+ir::Value* unsqueeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes);
+ir::Value* squeeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes);
+// ReduceSum/ReduceMean/ReduceMax/...; empty axes = all axes.
+ir::Value* reduce(SymbolicContext& ctx, const std::string& op, ir::Value* v, const std::vector<int64_t>& axes,
+                  bool keepdims);
+// Slice with constant bounds.
+ir::Value* slice(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes,
+                 const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                 const std::vector<int64_t>& steps = {});
+// Slice with 1-D int64 bound values (opset >= 10).
+ir::Value* slice_dynamic(SymbolicContext& ctx, ir::Value* v, ir::Value* starts, ir::Value* ends, ir::Value* axes,
+                         ir::Value* steps);
+std::vector<ir::Value*> split(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& sizes, int64_t axis);
+// Clip with optional bounds given as numbers of the value's dtype.
+ir::Value* clip(SymbolicContext& ctx, ir::Value* v, std::optional<double> lo, std::optional<double> hi);
+// Constant padding; `pads` in ONNX order (all begins, then all ends).
+ir::Value* pad(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& pads, const std::string& mode,
+               double value);
+// x.shape[dim] as a 0-d int64 value (folded later when static).
+ir::Value* dim_size(SymbolicContext& ctx, ir::Value* v, int64_t dim);
+// Reshape to constant `shape` (may contain 0/-1 as in ONNX).
+ir::Value* reshape(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& shape);
+// PyTorch's result_type over the given arguments: tensors with dims win over
+// 0-d tensors, which win over Python numbers, unless a lower-priority argument
+// is of a higher category (bool < integer < floating).
+ir::DType result_type(const SymbolicContext& ctx, const std::vector<size_t>& args);
+
+// The given arguments as values of dtype `t` (constants created as `t`).
+std::vector<ir::Value*> inputs_as(SymbolicContext& ctx, const std::vector<size_t>& args, ir::DType t);
+
+// Passes input 0 through unchanged (no node).
+void pass_through(SymbolicContext& ctx);
+
+// a == b elementwise (bool). Equal takes floats only from opset 11; before,
+// floats are equal when neither is below or above the other and a is not NaN.
+ir::Value* equal(SymbolicContext& ctx, ir::Value* a, ir::Value* b);
+
+// [0, 1, ..., n-1] (int64) for a 0-d int64 value n: Range from opset 11,
+// the indices of NonZero over n ones before.
+ir::Value* arange(SymbolicContext& ctx, ir::Value* n);
+
+// Layer normalization over the trailing `axes_count` axes: LayerNormalization
+// from opset 17, its decomposition before. scale/bias may be nullptr.
+ir::Value* layer_norm(SymbolicContext& ctx, ir::Value* x, int64_t axes_count, ir::Value* scale, ir::Value* bias,
+                      double eps, ir::DType dtype, const std::vector<int64_t>& normalized_shape);
+
+// x @ w^T + b (b may be nullptr): PyTorch's linear with a 2-D weight.
+ir::Value* linear(SymbolicContext& ctx, ir::Value* x, ir::Value* w, ir::Value* b);
+
+// PyTorch dims list -> ONNX axes list (normalized).
+std::vector<int64_t> normalize_dims(const SymbolicContext& ctx, const std::vector<int64_t>& dims, int64_t rank);
+
+}  // namespace torch2onnx::helpers
