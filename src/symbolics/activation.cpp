@@ -15,7 +15,6 @@ void relu(SymbolicContext& ctx) { unary(ctx, "Relu"); }
 void sigmoid(SymbolicContext& ctx) { unary(ctx, "Sigmoid"); }
 void tanh_(SymbolicContext& ctx) { unary(ctx, "Tanh"); }
 void selu(SymbolicContext& ctx) { unary(ctx, "Selu"); }
-void softsign(SymbolicContext& ctx) { unary(ctx, "Softsign"); }
 
 // aten::leaky_relu(self, negative_slope=0.01)
 void leaky_relu(SymbolicContext& ctx) {
@@ -153,11 +152,6 @@ void softshrink(SymbolicContext& ctx) {
   ctx.out(ctx.op("Where", {ctx.op("Greater", {x, scalar_like(ctx, l)}), ctx.op("Sub", {x, scalar_like(ctx, l)}), lo}));
 }
 
-void tanhshrink(SymbolicContext& ctx) {
-  ir::Value* x = ctx.in(0);
-  ctx.out(ctx.op("Sub", {x, ctx.op("Tanh", {x})}));
-}
-
 }  // namespace
 
 void register_activation(Registry& r) {
@@ -165,7 +159,6 @@ void register_activation(Registry& r) {
   r.add("aten::sigmoid", 9, sigmoid);
   r.add("aten::tanh", 9, tanh_);
   r.add("aten::selu", 9, selu);
-  r.add("aten::softsign", 9, softsign);
   r.add("aten::leaky_relu", 9, leaky_relu);
   r.add("aten::hardtanh", 9, hardtanh);
   r.add("aten::relu6", 9, relu6);
@@ -185,7 +178,6 @@ void register_activation(Registry& r) {
   r.add("aten::log_sigmoid", 9, log_sigmoid);
   r.add("aten::hardshrink", 9, hardshrink);
   r.add("aten::softshrink", 9, softshrink);
-  r.add("aten::tanhshrink", 9, tanhshrink);
 }
 
 }  // namespace torch2onnx::symbolics

@@ -1,5 +1,8 @@
 // Comparisons, logical ops, where, clamp and elementwise min/max, with
-// PyTorch's type promotion made explicit.
+// PyTorch's type promotion made explicit. ONNX's type coverage grows over the
+// opsets (Equal on floats and 8/16-bit integers from 11, LessOrEqual from 12,
+// Max/Min/Clip on integers from 12); below, the same results come from the
+// ops that exist.
 #include <limits>
 
 #include "symbolic/helpers.h"
@@ -10,25 +13,60 @@ namespace {
 
 using helpers::inputs_as;
 
+bool small_int(ir::DType t) {
+  return t == ir::DType::Int8 || t == ir::DType::UInt8 || t == ir::DType::Int16 || t == ir::DType::UInt16;
+}
+
+// Where(c, a, b) for any dtype: ONNX Runtime has no Where for bool and
+// 8/16-bit integers other than uint8.
+ir::Value* where_any(SymbolicContext& ctx, ir::Value* c, ir::Value* a, ir::Value* b) {
+  const ir::DType t = a->dtype();
+  if (t == ir::DType::Bool)
+    return ctx.op("Or", {ctx.op("And", {c, a}), ctx.op("And", {ctx.op("Not", {c}), b})});
+  if (small_int(t) && t != ir::DType::UInt8) {
+    ir::Value* r = ctx.op("Where", {c, ctx.cast(a, ir::DType::Int32), ctx.cast(b, ir::DType::Int32)});
+    return ctx.cast(r, t);
+  }
+  return ctx.op("Where", {c, a, b});
+}
+
+// Both operands in the dtype PyTorch compares in.
 std::vector<ir::Value*> promoted(SymbolicContext& ctx) {
   ir::DType t = helpers::result_type(ctx, {0, 1});
   return inputs_as(ctx, {0, 1}, t);
 }
 
-// Equal on floats arrives in opset 11: before it, a == b is !(a < b || a > b).
-ir::Value* equal(SymbolicContext& ctx, const std::vector<ir::Value*>& in) {
-  ir::DType t = in[0]->dtype();
-  if (ctx.opset() < 11 && ir::is_floating(t))
-    return ctx.op("Not", {ctx.op("Or", {ctx.op("Less", in), ctx.op("Greater", in)})});
-  if (t == ir::DType::Bool && ctx.opset() < 11)
-    return ctx.op("Equal", {ctx.cast(in[0], ir::DType::Int32), ctx.cast(in[1], ir::DType::Int32)});
+// The comparison result as the node's dtype (bool, or self's dtype for eq_ & co).
+void out_cmp(SymbolicContext& ctx, ir::Value* r) { ctx.out(ctx.cast(r, ctx.out_dtype())); }
+
+ir::Value* any_nan(SymbolicContext& ctx, const std::vector<ir::Value*>& in) {
+  return ctx.op("Or", {ctx.op("IsNaN", {in[0]}), ctx.op("IsNaN", {in[1]})});
+}
+
+// a == b. Before opset 11 Equal takes bool/int32/int64 only: floats are
+// equal when neither is below or above the other and neither is NaN.
+template <int Opset>
+ir::Value* equal(SymbolicContext& ctx, std::vector<ir::Value*> in) {
+  const ir::DType t = in[0]->dtype();
+  if (Opset < 11 && ir::is_floating(t)) {
+    ir::Value* ordered = ctx.op("Or", {ctx.op("Less", in), ctx.op("Greater", in)});
+    return ctx.op("Not", {ctx.op("Or", {ordered, any_nan(ctx, in)})});
+  }
+  if (Opset < 11 && small_int(t))
+    for (auto& v : in) v = ctx.cast(v, ir::DType::Int32);
   return ctx.op("Equal", in);
 }
 
-void eq(SymbolicContext& ctx) { ctx.out(equal(ctx, promoted(ctx))); }
-void ne(SymbolicContext& ctx) { ctx.out(ctx.op("Not", {equal(ctx, promoted(ctx))})); }
+template <int Opset>
+void eq(SymbolicContext& ctx) {
+  out_cmp(ctx, equal<Opset>(ctx, promoted(ctx)));
+}
+template <int Opset>
+void ne(SymbolicContext& ctx) {
+  out_cmp(ctx, ctx.op("Not", {equal<Opset>(ctx, promoted(ctx))}));
+}
 
-// Less/Greater compare numbers; booleans go through uint8.
+// Less/Greater/LessOrEqual compare numbers; booleans go through int32.
 std::vector<ir::Value*> ordered(SymbolicContext& ctx) {
   auto in = promoted(ctx);
   if (in[0]->dtype() == ir::DType::Bool)
@@ -36,39 +74,58 @@ std::vector<ir::Value*> ordered(SymbolicContext& ctx) {
   return in;
 }
 
-void lt(SymbolicContext& ctx) { ctx.out(ctx.op("Less", ordered(ctx))); }
-void gt(SymbolicContext& ctx) { ctx.out(ctx.op("Greater", ordered(ctx))); }
-void le_9(SymbolicContext& ctx) { ctx.out(ctx.op("Not", {ctx.op("Greater", ordered(ctx))})); }
-void ge_9(SymbolicContext& ctx) { ctx.out(ctx.op("Not", {ctx.op("Less", ordered(ctx))})); }
-void le_12(SymbolicContext& ctx) { ctx.out(ctx.op("LessOrEqual", ordered(ctx))); }
-void ge_12(SymbolicContext& ctx) { ctx.out(ctx.op("GreaterOrEqual", ordered(ctx))); }
+void lt(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("Less", ordered(ctx))); }
+void gt(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("Greater", ordered(ctx))); }
+
+// a <= b as not(a > b), which NaN operands make false as well.
+ir::Value* not_above(SymbolicContext& ctx, const std::vector<ir::Value*>& in, const char* op) {
+  ir::Value* r = ctx.op(op, in);
+  if (ir::is_floating(in[0]->dtype())) r = ctx.op("Or", {r, any_nan(ctx, in)});
+  return ctx.op("Not", {r});
+}
+void le_9(SymbolicContext& ctx) { out_cmp(ctx, not_above(ctx, ordered(ctx), "Greater")); }
+void ge_9(SymbolicContext& ctx) {
+  auto in = ordered(ctx);
+  out_cmp(ctx, not_above(ctx, in, "Less"));
+}
+void le_12(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("LessOrEqual", ordered(ctx))); }
+void ge_12(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("GreaterOrEqual", ordered(ctx))); }
 
 std::vector<ir::Value*> as_bool(SymbolicContext& ctx, std::vector<size_t> idx) {
   return inputs_as(ctx, idx, ir::DType::Bool);
 }
 
-void logical_and(SymbolicContext& ctx) { ctx.out(ctx.cast(ctx.op("And", as_bool(ctx, {0, 1})), ctx.out_dtype())); }
-void logical_or(SymbolicContext& ctx) { ctx.out(ctx.cast(ctx.op("Or", as_bool(ctx, {0, 1})), ctx.out_dtype())); }
-void logical_xor(SymbolicContext& ctx) { ctx.out(ctx.cast(ctx.op("Xor", as_bool(ctx, {0, 1})), ctx.out_dtype())); }
-void logical_not(SymbolicContext& ctx) { ctx.out(ctx.cast(ctx.op("Not", as_bool(ctx, {0})), ctx.out_dtype())); }
+void logical_and(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("And", as_bool(ctx, {0, 1}))); }
+void logical_or(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("Or", as_bool(ctx, {0, 1}))); }
+void logical_xor(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("Xor", as_bool(ctx, {0, 1}))); }
+void logical_not(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("Not", as_bool(ctx, {0}))); }
 
-// __and__ / __or__ / __xor__ / bitwise_* on booleans.
+// __and__ / __or__ / __xor__ / bitwise_* on booleans; ONNX has integer
+// bitwise operators only from opset 18.
 void bitwise(SymbolicContext& ctx, const char* op) {
-  if (ctx.out_dtype() != ir::DType::Bool) ctx.fail("bitwise operations on integers need opset 18 (BitwiseAnd/Or/Xor)");
+  const ir::DType t = ctx.out_dtype() != ir::DType::Undefined ? ctx.out_dtype() : helpers::result_type(ctx, {0, 1});
+  if (t != ir::DType::Bool)
+    ctx.fail("bitwise operations on integer tensors cannot be exported: ONNX has BitwiseAnd/Or/Xor only from "
+             "opset 18 (they work on bool tensors)");
   ctx.out(ctx.op(op, as_bool(ctx, {0, 1})));
 }
 void bitwise_and(SymbolicContext& ctx) { bitwise(ctx, "And"); }
 void bitwise_or(SymbolicContext& ctx) { bitwise(ctx, "Or"); }
 void bitwise_xor(SymbolicContext& ctx) { bitwise(ctx, "Xor"); }
 
-// bitwise_not: logical not on bool, -x - 1 on integers (two's complement).
+// bitwise_not: logical not on bool, -x - 1 on signed integers (two's complement).
 void bitwise_not(SymbolicContext& ctx) {
+  const ir::DType t = ctx.dtype(0);
   ir::Value* x = ctx.in(0);
-  if (ctx.dtype(0) == ir::DType::Bool) {
+  if (t == ir::DType::Bool) {
     ctx.out(ctx.op("Not", {x}));
     return;
   }
-  ctx.out(ctx.op("Sub", {ctx.op("Neg", {x}), ctx.const_scalar(ctx.dtype(0), 1)}));
+  if (ir::is_floating(t)) ctx.fail("bitwise_not of a floating tensor is not supported (as in PyTorch)");
+  // 8/16-bit integers (and uint8's wrap-around) go through int32.
+  ir::DType c = (t == ir::DType::Int32 || t == ir::DType::Int64) ? t : ir::DType::Int32;
+  ir::Value* r = ctx.op("Sub", {ctx.op("Neg", {ctx.cast(x, c)}), ctx.const_scalar(c, 1)});
+  ctx.out(ctx.cast(r, t));
 }
 
 // aten::where(condition, self, other)
@@ -77,73 +134,165 @@ void where(SymbolicContext& ctx) {
   ir::DType t = ctx.out_dtype() != ir::DType::Undefined ? ctx.out_dtype() : helpers::result_type(ctx, {1, 2});
   ir::Value* cond = ctx.in_as(0, ir::DType::Bool);
   auto vals = inputs_as(ctx, {1, 2}, t);
-  ctx.out(ctx.op("Where", {cond, vals[0], vals[1]}));
+  ctx.out(where_any(ctx, cond, vals[0], vals[1]));
 }
 
-// Elementwise max/min of two tensors (maximum, minimum, max.other, fmax ...).
-void binary_max(SymbolicContext& ctx) {
-  ir::DType t = ctx.out_dtype();
-  ctx.out(ctx.op("Max", inputs_as(ctx, {0, 1}, t)));
-}
-void binary_min(SymbolicContext& ctx) {
-  ir::DType t = ctx.out_dtype();
-  ctx.out(ctx.op("Min", inputs_as(ctx, {0, 1}, t)));
+// Elementwise max/min of two values of dtype t. ONNX Max/Min take integers
+// from opset 12 (ONNX Runtime's not 16-bit ones); before, a comparison and
+// Where. Booleans: Or / And.
+template <int Opset>
+ir::Value* max_min(SymbolicContext& ctx, ir::Value* a, ir::Value* b, ir::DType t, bool is_max) {
+  if (t == ir::DType::Bool) return ctx.op(is_max ? "Or" : "And", {a, b});
+  if (Opset < 12 && !ir::is_floating(t)) return where_any(ctx, ctx.op(is_max ? "Greater" : "Less", {a, b}), a, b);
+  if (t == ir::DType::Int16 || t == ir::DType::UInt16) {
+    ir::Value* r = ctx.op(is_max ? "Max" : "Min", {ctx.cast(a, ir::DType::Int32), ctx.cast(b, ir::DType::Int32)});
+    return ctx.cast(r, t);
+  }
+  return ctx.op(is_max ? "Max" : "Min", {a, b});
 }
 
-// clamp(self, min=None, max=None) with numbers or tensors as bounds.
-// Clip takes integer inputs from opset 12; otherwise Max/Min do the job.
+// maximum/minimum (and max.other/min.other): NaN propagates, as in ONNX Max/Min.
+template <int Opset, bool IsMax>
+void binary_max_min(SymbolicContext& ctx) {
+  const ir::DType t = ctx.out_dtype();
+  auto in = inputs_as(ctx, {0, 1}, t);
+  ctx.out(max_min<Opset>(ctx, in[0], in[1], t, IsMax));
+}
+
+// fmax/fmin: a NaN operand gives the other operand.
+template <int Opset, bool IsMax>
+void fmax_fmin(SymbolicContext& ctx) {
+  const ir::DType t = ctx.out_dtype();
+  auto in = inputs_as(ctx, {0, 1}, t);
+  ir::Value* r = max_min<Opset>(ctx, in[0], in[1], t, IsMax);
+  if (ir::is_floating(t)) {
+    r = where_any(ctx, ctx.op("IsNaN", {in[1]}), in[0], r);
+    r = where_any(ctx, ctx.op("IsNaN", {in[0]}), in[1], r);
+  }
+  ctx.out(r);
+}
+
+// clamp(self, min=None, max=None) with numbers or tensors as bounds: min(max(x, lo), hi).
+// Constant numbers use Clip where ONNX Runtime has it (float and half; all
+// numbers from opset 12) and the bounds are ordered (Clip-6 insists).
+template <int Opset>
 void clamp_impl(SymbolicContext& ctx, std::optional<size_t> lo_idx, std::optional<size_t> hi_idx) {
-  ir::DType t = ctx.out_dtype();
-  ir::Value* x = ctx.cast(ctx.in(0), t);
+  const ir::DType t = ctx.out_dtype();
+  if (t == ir::DType::Bool) ctx.fail("clamp of a bool tensor is not supported (as in PyTorch)");
+  ir::Value* x = ctx.in_as(0, t);
   const bool lo = lo_idx && !ctx.none(*lo_idx), hi = hi_idx && !ctx.none(*hi_idx);
-  const bool scalar_bounds = (!lo || ctx.arg(*lo_idx).is_scalar()) && (!hi || ctx.arg(*hi_idx).is_scalar());
-  const bool constant_bounds = (!lo || ctx.constant(*lo_idx)) && (!hi || ctx.constant(*hi_idx));
-  if (scalar_bounds && constant_bounds && ir::is_floating(t)) {
+  if (!lo && !hi) ctx.fail("clamp needs at least one of min and max");
+  auto constant_number = [&](size_t i) { return ctx.arg(i).is_scalar() && ctx.constant(i); };
+  const bool const_bounds = (!lo || constant_number(*lo_idx)) && (!hi || constant_number(*hi_idx));
+  const bool clip_types = t == ir::DType::Float || t == ir::DType::Float16 || Opset >= 12;
+  const bool ordered_bounds = !const_bounds || !lo || !hi || ctx.f(*lo_idx) <= ctx.f(*hi_idx);
+  if (const_bounds && clip_types && ordered_bounds) {
     ctx.out(helpers::clip(ctx, x, lo ? std::optional<double>(ctx.f(*lo_idx)) : std::nullopt,
                           hi ? std::optional<double>(ctx.f(*hi_idx)) : std::nullopt));
     return;
   }
-  if (lo) x = ctx.op("Max", {x, ctx.in_as(*lo_idx, t)});
-  if (hi) x = ctx.op("Min", {x, ctx.in_as(*hi_idx, t)});
+  if (lo) x = max_min<Opset>(ctx, x, ctx.in_as(*lo_idx, t), t, true);
+  if (hi) x = max_min<Opset>(ctx, x, ctx.in_as(*hi_idx, t), t, false);
   ctx.out(x);
 }
 
-void clamp(SymbolicContext& ctx) { clamp_impl(ctx, size_t{1}, size_t{2}); }
-void clamp_min(SymbolicContext& ctx) { clamp_impl(ctx, size_t{1}, std::nullopt); }
-void clamp_max(SymbolicContext& ctx) { clamp_impl(ctx, std::nullopt, size_t{1}); }
+template <int Opset>
+void clamp(SymbolicContext& ctx) {
+  clamp_impl<Opset>(ctx, size_t{1}, size_t{2});
+}
+template <int Opset>
+void clamp_min(SymbolicContext& ctx) {
+  clamp_impl<Opset>(ctx, size_t{1}, std::nullopt);
+}
+template <int Opset>
+void clamp_max(SymbolicContext& ctx) {
+  clamp_impl<Opset>(ctx, std::nullopt, size_t{1});
+}
 
-void isnan(SymbolicContext& ctx) { ctx.out(ctx.op("IsNaN", {ctx.in(0)})); }
+// isnan: integers and booleans are never NaN (x < x is false, with x's shape).
+void isnan(SymbolicContext& ctx) {
+  const ir::DType t = ctx.dtype(0);
+  if (ir::is_floating(t)) {
+    ctx.out(ctx.op("IsNaN", {ctx.in(0)}));
+    return;
+  }
+  ir::Value* x = t == ir::DType::Bool ? ctx.cast(ctx.in(0), ir::DType::Int32) : ctx.in(0);
+  ctx.out(ctx.op("Less", {x, x}));
+}
+
+// aten::isclose(self, other, rtol=1e-5, atol=1e-8, equal_nan=False):
+// |a - b| <= atol + rtol * |b|, or a == b (equal infinities).
+template <int Opset>
+void isclose(SymbolicContext& ctx) {
+  ir::DType t = helpers::result_type(ctx, {0, 1});
+  auto in = inputs_as(ctx, {0, 1}, t);
+  ir::Value* same = equal<Opset>(ctx, in);
+  if (!ir::is_floating(t)) {
+    // Integer/bool tolerances are computed in the default dtype, as in PyTorch.
+    t = ir::DType::Float;
+    for (auto& v : in) v = ctx.cast(v, t);
+  }
+  const double rtol = ctx.f(2), atol = ctx.f(3);
+  const bool equal_nan = ctx.b(4);
+  ir::Value* diff = ctx.op("Abs", {ctx.op("Sub", in)});
+  ir::Value* tol = ctx.op("Add", {ctx.const_scalar(t, atol), ctx.op("Mul", {ctx.const_scalar(t, rtol),
+                                                                           ctx.op("Abs", {in[1]})})});
+  ir::Value* close = ctx.op("Not", {ctx.op("Greater", {diff, tol})});
+  if (ir::is_floating(t)) {
+    // not(diff > tol) is true for NaN; finite differences only.
+    ir::Value* finite = ctx.op("Not", {ctx.op("IsNaN", {diff})});
+    close = ctx.op("And", {close, finite});
+    ir::Value* inf = ctx.const_scalar(t, std::numeric_limits<double>::infinity());
+    close = ctx.op("And", {close, ctx.op("Less", {diff, inf})});
+  }
+  ir::Value* r = ctx.op("Or", {same, close});
+  if (equal_nan && ir::is_floating(in[0]->dtype()))
+    r = ctx.op("Or", {r, ctx.op("And", {ctx.op("IsNaN", {in[0]}), ctx.op("IsNaN", {in[1]})})});
+  ctx.out(r);
+}
 
 }  // namespace
 
 void register_comparison(Registry& r) {
-  for (const char* op : {"aten::eq", "aten::__eq__"}) r.add(op, 9, eq);
-  for (const char* op : {"aten::ne", "aten::__ne__", "aten::not_equal"}) r.add(op, 9, ne);
-  for (const char* op : {"aten::lt", "aten::__lt__", "aten::less"}) r.add(op, 9, lt);
-  for (const char* op : {"aten::gt", "aten::__gt__", "aten::greater"}) r.add(op, 9, gt);
-  for (const char* op : {"aten::le", "aten::__le__", "aten::less_equal"}) {
-    r.add(op, 9, le_9);
-    r.add(op, 12, le_12);
-  }
-  for (const char* op : {"aten::ge", "aten::__ge__", "aten::greater_equal"}) {
-    r.add(op, 9, ge_9);
-    r.add(op, 12, ge_12);
-  }
+  // Aliases (not_equal, greater, clip, ...) never reach graphs: TorchScript
+  // normalizes them to these names.
+  r.add("aten::eq", 9, eq<9>);
+  r.add("aten::eq", 11, eq<11>);
+  r.add("aten::ne", 9, ne<9>);
+  r.add("aten::ne", 11, ne<11>);
+  r.add("aten::lt", 9, lt);
+  r.add("aten::gt", 9, gt);
+  r.add("aten::le", 9, le_9);
+  r.add("aten::le", 12, le_12);
+  r.add("aten::ge", 9, ge_9);
+  r.add("aten::ge", 12, ge_12);
   r.add("aten::logical_and", 9, logical_and);
   r.add("aten::logical_or", 9, logical_or);
   r.add("aten::logical_xor", 9, logical_xor);
   r.add("aten::logical_not", 9, logical_not);
-  for (const char* op : {"aten::__and__", "aten::bitwise_and"}) r.add(op, 9, bitwise_and);
-  for (const char* op : {"aten::__or__", "aten::bitwise_or"}) r.add(op, 9, bitwise_or);
-  for (const char* op : {"aten::__xor__", "aten::bitwise_xor"}) r.add(op, 9, bitwise_xor);
+  r.add("aten::__not__", 9, logical_not);  // `not` of a bool in TorchScript
+  for (const char* op : {"aten::__and__", "aten::__iand__", "aten::bitwise_and"}) r.add(op, 9, bitwise_and);
+  for (const char* op : {"aten::__or__", "aten::__ior__", "aten::bitwise_or"}) r.add(op, 9, bitwise_or);
+  for (const char* op : {"aten::__xor__", "aten::__ixor__", "aten::bitwise_xor"}) r.add(op, 9, bitwise_xor);
   r.add("aten::bitwise_not", 9, bitwise_not);
   r.add("aten::where", 9, where);
-  for (const char* op : {"aten::maximum", "aten::fmax"}) r.add(op, 9, binary_max);
-  for (const char* op : {"aten::minimum", "aten::fmin"}) r.add(op, 9, binary_min);
-  for (const char* op : {"aten::clamp", "aten::clip"}) r.add(op, 9, clamp);
-  r.add("aten::clamp_min", 9, clamp_min);
-  r.add("aten::clamp_max", 9, clamp_max);
+  r.add("aten::maximum", 9, binary_max_min<9, true>);
+  r.add("aten::maximum", 12, binary_max_min<12, true>);
+  r.add("aten::minimum", 9, binary_max_min<9, false>);
+  r.add("aten::minimum", 12, binary_max_min<12, false>);
+  r.add("aten::fmax", 9, fmax_fmin<9, true>);
+  r.add("aten::fmax", 12, fmax_fmin<12, true>);
+  r.add("aten::fmin", 9, fmax_fmin<9, false>);
+  r.add("aten::fmin", 12, fmax_fmin<12, false>);
+  r.add("aten::clamp", 9, clamp<9>);
+  r.add("aten::clamp", 12, clamp<12>);
+  r.add("aten::clamp_min", 9, clamp_min<9>);
+  r.add("aten::clamp_min", 12, clamp_min<12>);
+  r.add("aten::clamp_max", 9, clamp_max<9>);
+  r.add("aten::clamp_max", 12, clamp_max<12>);
   r.add("aten::isnan", 9, isnan);
+  r.add("aten::isclose", 9, isclose<9>);
+  r.add("aten::isclose", 11, isclose<11>);
 }
 
 }  // namespace torch2onnx::symbolics

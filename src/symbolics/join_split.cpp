@@ -1,46 +1,133 @@
-// Joining and splitting: cat, stack, chunk, split, split_with_sizes, unbind.
+// Joining and splitting: cat, stack, hstack/vstack/dstack/column_stack,
+// chunk, split, split_with_sizes, unbind, hsplit/vsplit/dsplit.
 // Splits produce a fixed-length list (its length from the example run).
+#include <algorithm>
+#include <limits>
+
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
 
 namespace torch2onnx::symbolics {
 namespace {
 
-// aten::cat(tensors, dim=0). Legacy empty 1-D tensors are skipped, as PyTorch does.
+// The elements of Tensor[] argument 0 with their example ranks.
+struct Parts {
+  std::vector<ir::Value*> values;
+  std::vector<int64_t> ranks;
+};
+
+Parts parts_of(SymbolicContext& ctx) {
+  const Arg& list = ctx.arg(0);
+  Parts p;
+  p.values = ctx.list(0);
+  if (p.values.empty()) ctx.fail("joining an empty list of tensors");
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    const int64_t r = list.elements[i].rank();
+    if (r < 0) ctx.fail("the rank of element " + std::to_string(i) + " is unknown");
+    p.ranks.push_back(r);
+  }
+  return p;
+}
+
+// Concat of values already of the output dtype (no node for a single one).
+ir::Value* concat(SymbolicContext& ctx, const std::vector<ir::Value*>& vs, int64_t axis) {
+  if (vs.size() == 1) return vs[0];
+  return ctx.op("Concat", vs, {{"axis", axis}});
+}
+
+// aten::cat(tensors, dim=0): inputs promoted to the output dtype. Legacy
+// empty 1-D tensors (shape [0]) are skipped, as PyTorch does.
 void cat(SymbolicContext& ctx) {
   const Arg& list = ctx.arg(0);
-  std::vector<ir::Value*> parts = ctx.list(0);
+  Parts p = parts_of(ctx);
   const ir::DType t = ctx.out_dtype();
   std::vector<ir::Value*> kept;
   int64_t rank = -1;
-  for (size_t i = 0; i < parts.size(); ++i) {
+  for (size_t i = 0; i < p.values.size(); ++i) {
     const Arg& e = list.elements[i];
-    if (e.has_sizes && e.sizes.size() == 1 && e.sizes[0] == 0 && parts.size() > 1) continue;
-    if (e.has_sizes && rank < 0) rank = static_cast<int64_t>(e.sizes.size());
-    kept.push_back(ctx.cast(parts[i], t));
+    if (e.sizes.size() == 1 && e.sizes[0] == 0) continue;
+    if (rank < 0) rank = p.ranks[i];
+    kept.push_back(ctx.cast(p.values[i], t));
   }
-  if (kept.empty()) ctx.fail("cat of no tensors");
-  if (rank < 0) ctx.fail("the rank of cat's inputs is unknown");
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
-  if (kept.size() == 1) {
-    ctx.out(kept[0]);
+  if (kept.empty()) {  // only empty tensors
+    ctx.out(ctx.cast(p.values[0], t));
     return;
   }
-  ctx.out(ctx.op("Concat", kept, {{"axis", dim}}));
+  if (rank == 0) ctx.fail("zero-dimensional tensors cannot be concatenated (as in PyTorch)");
+  ctx.out(concat(ctx, kept, helpers::normalize_dim(ctx, ctx.i(1), rank)));
 }
 
 // aten::stack(tensors, dim=0)
 void stack(SymbolicContext& ctx) {
-  const Arg& list = ctx.arg(0);
-  std::vector<ir::Value*> parts = ctx.list(0);
-  if (parts.empty()) ctx.fail("stack of no tensors");
-  const int64_t rank = list.elements[0].rank();
-  if (rank < 0) ctx.fail("the rank of stack's inputs is unknown");
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank + 1);
+  Parts p = parts_of(ctx);
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), p.ranks[0] + 1);
   const ir::DType t = ctx.out_dtype();
   std::vector<ir::Value*> expanded;
-  for (ir::Value* p : parts) expanded.push_back(helpers::unsqueeze(ctx, ctx.cast(p, t), {dim}));
-  ctx.out(expanded.size() == 1 ? expanded[0] : ctx.op("Concat", expanded, {{"axis", dim}}));
+  for (ir::Value* v : p.values) expanded.push_back(helpers::unsqueeze(ctx, ctx.cast(v, t), {dim}));
+  ctx.out(concat(ctx, expanded, dim));
+}
+
+// x with new dims of size 1 at `axes` (of the result), as atleast_Nd and
+// column_stack add them.
+ir::Value* with_unit_dims(SymbolicContext& ctx, ir::Value* x, const std::vector<int64_t>& axes) {
+  return axes.empty() ? x : helpers::unsqueeze(ctx, x, axes);
+}
+
+// aten::hstack(tensors): cat along dim 1 (dim 0 when all are 1-D), 0-d as 1-D.
+void hstack(SymbolicContext& ctx) {
+  Parts p = parts_of(ctx);
+  const ir::DType t = ctx.out_dtype();
+  bool all_1d = true;
+  std::vector<ir::Value*> vs;
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    all_1d = all_1d && p.ranks[i] <= 1;
+    std::vector<int64_t> axes = p.ranks[i] == 0 ? std::vector<int64_t>{0} : std::vector<int64_t>{};
+    vs.push_back(ctx.cast(with_unit_dims(ctx, p.values[i], axes), t));
+  }
+  ctx.out(concat(ctx, vs, all_1d ? 0 : 1));
+}
+
+// aten::vstack(tensors) (row_stack): atleast_2d, then cat along dim 0.
+void vstack(SymbolicContext& ctx) {
+  Parts p = parts_of(ctx);
+  const ir::DType t = ctx.out_dtype();
+  std::vector<ir::Value*> vs;
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    std::vector<int64_t> axes = p.ranks[i] == 0 ? std::vector<int64_t>{0, 1}
+                                : p.ranks[i] == 1 ? std::vector<int64_t>{0}
+                                                  : std::vector<int64_t>{};
+    vs.push_back(ctx.cast(with_unit_dims(ctx, p.values[i], axes), t));
+  }
+  ctx.out(concat(ctx, vs, 0));
+}
+
+// aten::dstack(tensors): atleast_3d ([n] -> [1, n, 1], [m, n] -> [m, n, 1]), then cat along dim 2.
+void dstack(SymbolicContext& ctx) {
+  Parts p = parts_of(ctx);
+  const ir::DType t = ctx.out_dtype();
+  std::vector<ir::Value*> vs;
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    std::vector<int64_t> axes = p.ranks[i] == 0   ? std::vector<int64_t>{0, 1, 2}
+                                : p.ranks[i] == 1 ? std::vector<int64_t>{0, 2}
+                                : p.ranks[i] == 2 ? std::vector<int64_t>{2}
+                                                  : std::vector<int64_t>{};
+    vs.push_back(ctx.cast(with_unit_dims(ctx, p.values[i], axes), t));
+  }
+  ctx.out(concat(ctx, vs, 2));
+}
+
+// aten::column_stack(tensors): 0-d and 1-D tensors become columns [n, 1]; cat along dim 1.
+void column_stack(SymbolicContext& ctx) {
+  Parts p = parts_of(ctx);
+  const ir::DType t = ctx.out_dtype();
+  std::vector<ir::Value*> vs;
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    std::vector<int64_t> axes = p.ranks[i] == 0   ? std::vector<int64_t>{0, 1}
+                                : p.ranks[i] == 1 ? std::vector<int64_t>{1}
+                                                  : std::vector<int64_t>{};
+    vs.push_back(ctx.cast(with_unit_dims(ctx, p.values[i], axes), t));
+  }
+  ctx.out(concat(ctx, vs, 1));
 }
 
 void split_into(SymbolicContext& ctx, const std::vector<int64_t>& sizes, int64_t dim) {
@@ -49,55 +136,98 @@ void split_into(SymbolicContext& ctx, const std::vector<int64_t>& sizes, int64_t
 
 int64_t dim_length(SymbolicContext& ctx, int64_t dim) { return ctx.sizes(0)[static_cast<size_t>(dim)]; }
 
-// aten::split(self, split_size: int | int[], dim=0), aten::split_with_sizes(self, sizes, dim)
-void split(SymbolicContext& ctx) {
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(2), ctx.rank(0));
-  if (ctx.arg(1).is_list()) {
-    split_into(ctx, ctx.is(1), dim);
-    return;
-  }
-  const int64_t size = ctx.i(1), length = dim_length(ctx, dim);
+// Pieces of at most `size` along dim (the last one shorter).
+std::vector<int64_t> pieces_of(SymbolicContext& ctx, int64_t length, int64_t size) {
   if (size <= 0) ctx.fail("split_size must be positive");
   std::vector<int64_t> sizes;
   for (int64_t done = 0; done < length; done += size) sizes.push_back(std::min(size, length - done));
   if (sizes.empty()) sizes.push_back(0);
-  split_into(ctx, sizes, dim);
+  return sizes;
 }
 
-// aten::chunk(self, chunks, dim=0): chunks of ceil(length / chunks).
+// aten::split(self, split_size: int | int[], dim=0), aten::split_with_sizes(self, sizes, dim)
+void split(SymbolicContext& ctx) {
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
+  if (ctx.arg(1).is_list()) {
+    split_into(ctx, ctx.is(1), dim);
+    return;
+  }
+  split_into(ctx, pieces_of(ctx, dim_length(ctx, dim), ctx.i(1)), dim);
+}
+
+// aten::chunk(self, chunks, dim=0): pieces of ceil(length / chunks).
 void chunk(SymbolicContext& ctx) {
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(2), ctx.rank(0));
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
   const int64_t chunks = ctx.i(1), length = dim_length(ctx, dim);
   if (chunks <= 0) ctx.fail("chunks must be positive");
-  const int64_t size = (length + chunks - 1) / chunks;
-  std::vector<int64_t> sizes;
-  for (int64_t done = 0; done < length; done += size) sizes.push_back(std::min(size, length - done));
-  if (sizes.empty()) sizes.push_back(0);
-  split_into(ctx, sizes, dim);
+  split_into(ctx, pieces_of(ctx, length, std::max<int64_t>((length + chunks - 1) / chunks, 1)), dim);
 }
 
 // aten::unbind(self, dim=0)
 void unbind(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.num_args() > 1 ? ctx.i(1) : 0, ctx.rank(0));
   const int64_t length = dim_length(ctx, dim);
+  if (length == 0) {
+    ctx.out_list({});
+    return;
+  }
   auto parts = helpers::split(ctx, ctx.in(0), std::vector<int64_t>(static_cast<size_t>(length), 1), dim);
   for (auto& p : parts) p = helpers::squeeze(ctx, p, {dim});
   ctx.out_list(parts);
 }
 
+// hsplit/vsplit/dsplit(self, sections | indices) along `dim`: equal sections,
+// or pieces between the indices, as Python slices x[:i0], x[i0:i1], ..., x[ik:].
+void split_at(SymbolicContext& ctx, int64_t dim, const char* name) {
+  const int64_t length = dim_length(ctx, dim);
+  if (!ctx.arg(1).is_list()) {
+    const int64_t sections = ctx.i(1);
+    if (sections <= 0 || length % sections != 0)
+      ctx.fail(std::string(name) + ": the size along dim " + std::to_string(dim) + " is not divisible by " +
+               std::to_string(sections));
+    split_into(ctx, std::vector<int64_t>(static_cast<size_t>(sections), length / sections), dim);
+    return;
+  }
+  auto clamp = [&](int64_t i) { return std::clamp(i < 0 ? i + length : i, int64_t{0}, length); };
+  std::vector<int64_t> bounds{0};
+  for (int64_t i : ctx.is(1)) bounds.push_back(clamp(i));
+  bounds.push_back(length);
+  ir::Value* x = ctx.in(0);
+  std::vector<ir::Value*> pieces;
+  for (size_t k = 0; k + 1 < bounds.size(); ++k)
+    pieces.push_back(helpers::slice(ctx, x, {dim}, {bounds[k]}, {std::max(bounds[k], bounds[k + 1])}));
+  ctx.out_list(pieces);
+}
+
+void hsplit(SymbolicContext& ctx) { split_at(ctx, ctx.rank(0) == 1 ? 0 : 1, "hsplit"); }
+void vsplit(SymbolicContext& ctx) {
+  if (ctx.rank(0) < 2) ctx.fail("vsplit needs a tensor of at least 2 dimensions");
+  split_at(ctx, 0, "vsplit");
+}
+void dsplit(SymbolicContext& ctx) {
+  if (ctx.rank(0) < 3) ctx.fail("dsplit needs a tensor of at least 3 dimensions");
+  split_at(ctx, 2, "dsplit");
+}
+
 }  // namespace
 
 void register_join_split(Registry& r) {
+  // Aliases (concat, concatenate, row_stack) never reach graphs: TorchScript normalizes them.
   r.add("aten::cat", 9, cat);
-  r.add("aten::concat", 9, cat);
-  r.add("aten::concatenate", 9, cat);
   r.add("aten::stack", 9, stack);
-  r.add("aten::split", 9, split);
-  r.add("aten::split_with_sizes", 9, split);
-  r.add("aten::chunk", 9, chunk);
-  r.add("aten::unsafe_chunk", 9, chunk);
-  r.add("aten::unsafe_split", 9, split);
-  r.add("aten::unbind", 9, unbind);
+  r.add("aten::hstack", 9, hstack);
+  r.add("aten::vstack", 9, vstack);
+  r.add("aten::dstack", 9, dstack);
+  r.add("aten::column_stack", 9, column_stack);
+  // The *_copy forms (functionalized graphs) are the same computations.
+  for (const char* op : {"aten::split", "aten::split_with_sizes", "aten::unsafe_split", "aten::split_copy",
+                         "aten::split_with_sizes_copy"})
+    r.add(op, 9, split);
+  for (const char* op : {"aten::chunk", "aten::unsafe_chunk"}) r.add(op, 9, chunk);
+  for (const char* op : {"aten::unbind", "aten::unbind_copy"}) r.add(op, 9, unbind);
+  r.add("aten::hsplit", 9, hsplit);
+  r.add("aten::vsplit", 9, vsplit);
+  r.add("aten::dsplit", 9, dsplit);
 }
 
 }  // namespace torch2onnx::symbolics

@@ -1,38 +1,71 @@
-// Scalars and no-ops: PyTorch numbers are 0-d tensors on the ONNX side, so
-// NumToTensor/Int/Float are (at most) casts; detach, clone, contiguous and
-// friends pass their input through; to/type_as are casts.
+// Scalars and no-ops: PyTorch numbers are 0-d tensors on the ONNX side
+// (int64, double or bool), so NumToTensor/Int/Float/Bool/ScalarImplicit are
+// (at most) casts; detach, clone, contiguous and friends pass their input
+// through; to/type_as/_to_copy/_cast_* are casts to the dtype PyTorch produces.
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
 
 namespace torch2onnx::symbolics {
 namespace {
 
-// Result of the PyTorch op's dtype (tensor or number) from input 0.
+// Input 0 as the node's output dtype (tensor or number).
 void cast_to_output(SymbolicContext& ctx) {
   ir::DType t = ctx.out_dtype();
   ctx.out(t == ir::DType::Undefined ? ctx.in(0) : ctx.cast(ctx.in(0), t));
 }
 
-void to_int(SymbolicContext& ctx) { ctx.out(ctx.cast(ctx.in(0), ir::DType::Int64)); }
-void to_float(SymbolicContext& ctx) { ctx.out(ctx.cast(ctx.in(0), ir::DType::Double)); }
-void to_bool(SymbolicContext& ctx) { ctx.out(ctx.cast(ctx.in(0), ir::DType::Bool)); }
+// A tensor (or number) turned into a Python number: it must hold one element.
+ir::Value* one_element(SymbolicContext& ctx) {
+  const Arg& a = ctx.arg(0);
+  ir::Value* v = ctx.in(0);
+  if (a.is_tensor() && a.has_sizes && !a.sizes.empty()) {
+    int64_t n = 1;
+    for (int64_t d : a.sizes) n *= d;
+    if (n != 1) ctx.fail("only a tensor of one element can be converted to a Python number");
+    v = helpers::reshape(ctx, v, {});
+  }
+  return v;
+}
+
+// aten::Int / aten::IntImplicit: float -> int truncates toward zero, as Cast does.
+void to_int(SymbolicContext& ctx) { ctx.out(ctx.cast(one_element(ctx), ir::DType::Int64)); }
+// aten::Float / aten::FloatImplicit
+void to_float(SymbolicContext& ctx) { ctx.out(ctx.cast(one_element(ctx), ir::DType::Double)); }
+// aten::Bool: non-zero is true.
+void to_bool(SymbolicContext& ctx) { ctx.out(ctx.cast(one_element(ctx), ir::DType::Bool)); }
+// aten::ScalarImplicit / aten::item: a number of the tensor's kind (int64, double or bool).
+void to_scalar(SymbolicContext& ctx) {
+  ir::DType t = ctx.out_dtype();
+  ir::Value* v = one_element(ctx);
+  ctx.out(t == ir::DType::Undefined ? v : ctx.cast(v, t));
+}
+
+// prim::dtype(a) -> int: the ScalarType code of the dtype (known from the example run).
+void prim_dtype(SymbolicContext& ctx) {
+  const ir::DType t = ctx.dtype(0);
+  if (t == ir::DType::Undefined) ctx.fail("the dtype of the tensor is unknown");
+  ctx.out(ctx.const_int(ir::scalar_type_from_dtype(t)));
+}
 
 }  // namespace
 
 void register_scalars(Registry& r) {
   r.add("prim::NumToTensor", 9, cast_to_output);
-  r.add("aten::ScalarImplicit", 9, helpers::pass_through);
-  r.add("aten::item", 9, helpers::pass_through);
+  r.add("aten::ScalarImplicit", 9, to_scalar);
+  r.add("aten::item", 9, to_scalar);
   r.add("aten::Int", 9, to_int);
+  r.add("aten::IntImplicit", 9, to_int);
   r.add("aten::Float", 9, to_float);
+  r.add("aten::FloatImplicit", 9, to_float);
   r.add("aten::Bool", 9, to_bool);
+  r.add("prim::dtype", 9, prim_dtype);
   for (const char* op : {"aten::detach", "aten::clone", "aten::contiguous", "aten::alias", "aten::lift_fresh",
                          "aten::lift", "aten::lift_fresh_copy", "aten::detach_copy", "aten::alias_copy",
-                         "aten::resolve_conj", "aten::resolve_neg", "aten::positive"})
+                         "aten::resolve_conj", "aten::resolve_neg", "aten::positive", "aten::cpu"})
     r.add(op, 9, helpers::pass_through);
-  for (const char* op : {"aten::to", "aten::type_as", "aten::_to_copy", "aten::float", "aten::double",
-                         "aten::half", "aten::long", "aten::int", "aten::bool", "aten::byte", "aten::char",
-                         "aten::short"})
+  for (const char* op : {"aten::to", "aten::type_as", "aten::_to_copy", "aten::_cast_Byte", "aten::_cast_Char",
+                         "aten::_cast_Short", "aten::_cast_Int", "aten::_cast_Long", "aten::_cast_Half",
+                         "aten::_cast_Float", "aten::_cast_Double"})
     r.add(op, 9, cast_to_output);
 }
 

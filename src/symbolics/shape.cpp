@@ -18,7 +18,8 @@ ir::Value* reshape_to(SymbolicContext& ctx, ir::Value* x, size_t shape_idx) {
   if (a.constant) {
     for (int64_t d : ctx.is(shape_idx)) has_zero = has_zero || d == 0;
   }
-  ir::Value* shape = ctx.ints_value(shape_idx);
+  // An empty list (a view to 0-d) arrives as a non-constant empty list.
+  ir::Value* shape = a.is_list() && a.elements.empty() && !a.value ? ctx.const_ints({}) : ctx.ints_value(shape_idx);
   if (has_zero) {
     if (ctx.opset() < 14) ctx.fail("reshaping to a size-0 dimension needs opset 14 or later");
     return ctx.op("Reshape", {x, shape}, {{"allowzero", int64_t{1}}});
@@ -26,8 +27,20 @@ ir::Value* reshape_to(SymbolicContext& ctx, ir::Value* x, size_t shape_idx) {
   return ctx.op("Reshape", {x, shape});
 }
 
-// aten::view / aten::reshape(self, shape)
-void view(SymbolicContext& ctx) { ctx.out(reshape_to(ctx, ctx.in(0), 1)); }
+// aten::view / aten::reshape(self, shape); view.dtype(self, dtype) reinterprets bits.
+void view(SymbolicContext& ctx) {
+  if (ctx.arg(1).kind == Arg::Kind::Int) {
+    if (ir::dtype_from_scalar_type(ctx.i(1)) == ctx.dtype(0)) {
+      ctx.out(ctx.in(0));
+      return;
+    }
+    ctx.fail("viewing a tensor as another dtype (a bit cast) cannot be expressed in ONNX");
+  }
+  ctx.out(reshape_to(ctx, ctx.in(0), 1));
+}
+
+// aten::ravel(self): flattened to 1-D.
+void ravel(SymbolicContext& ctx) { ctx.out(helpers::reshape(ctx, ctx.in(0), {-1})); }
 
 // aten::view_as / aten::reshape_as(self, other)
 void view_as(SymbolicContext& ctx) { ctx.out(ctx.op("Reshape", {ctx.in(0), ctx.op("Shape", {ctx.in(1)})})); }
@@ -173,26 +186,52 @@ void expand(SymbolicContext& ctx) {
 // aten::expand_as(self, other)
 void expand_as(SymbolicContext& ctx) { ctx.out(ctx.op("Expand", {ctx.in(0), ctx.op("Shape", {ctx.in(1)})})); }
 
-// aten::repeat(self, repeats): leading new dims first, then Tile.
-void repeat(SymbolicContext& ctx) {
-  const int64_t rank = ctx.rank(0);
-  std::vector<int64_t> reps = ctx.is(1);
-  const int64_t extra = static_cast<int64_t>(reps.size()) - rank;
-  if (extra < 0) ctx.fail("repeat needs at least as many repeats as dimensions");
-  ir::Value* x = ctx.in(0);
-  if (extra > 0) {
-    std::vector<int64_t> axes;
-    for (int64_t i = 0; i < extra; ++i) axes.push_back(i);
-    x = helpers::unsqueeze(ctx, x, axes);
-  }
-  ctx.out(ctx.op("Tile", {x, ctx.const_ints(reps)}));
+// Number of elements of an int list argument (constant or built at run time).
+int64_t list_length(SymbolicContext& ctx, size_t idx) {
+  const Arg& a = ctx.arg(idx);
+  if (a.is_list() && (!a.elements.empty() || !a.value)) return static_cast<int64_t>(a.elements.size());
+  if (a.constant) return static_cast<int64_t>(ctx.is(idx).size());
+  const auto& s = a.sizes;  // a 1-D tensor of sizes
+  if (a.has_sizes && s.size() == 1) return s[0];
+  ctx.fail("the length of argument " + std::to_string(idx) + " is unknown");
 }
 
-// aten::size(self[, dim]) -> int / int[]
+// Tile x by `reps` (an int list argument) after giving x as many dims.
+ir::Value* tile(SymbolicContext& ctx, ir::Value* x, int64_t rank, size_t reps_idx, int64_t n_reps) {
+  if (n_reps > rank) {
+    std::vector<int64_t> axes;
+    for (int64_t i = 0; i < n_reps - rank; ++i) axes.push_back(i);
+    x = helpers::unsqueeze(ctx, x, axes);
+  }
+  ir::Value* reps = ctx.ints_value(reps_idx);
+  if (n_reps < rank)  // torch.tile: missing leading repeats are 1
+    reps = ctx.op("Concat", {ctx.const_ints(std::vector<int64_t>(static_cast<size_t>(rank - n_reps), 1)), reps},
+                  {{"axis", int64_t{0}}});
+  return ctx.op("Tile", {x, reps});
+}
+
+// aten::repeat(self, repeats): leading new dims first, then Tile.
+void repeat(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0), n = list_length(ctx, 1);
+  if (n < rank) ctx.fail("repeat needs at least as many repeats as dimensions");
+  ctx.out(tile(ctx, ctx.in(0), rank, 1, n));
+}
+
+// aten::tile(self, dims): repeat, with fewer repeats than dims allowed.
+void tile_(SymbolicContext& ctx) { ctx.out(tile(ctx, ctx.in(0), ctx.rank(0), 1, list_length(ctx, 1))); }
+
+// aten::size(self[, dim]) -> int / int[]. The int[] is a list of per-dim
+// values (so TorchScript can unpack and index it), or Shape when the rank is unknown.
 void size(SymbolicContext& ctx) {
   ir::Value* x = ctx.in(0);
   if (ctx.num_args() == 1) {
-    ctx.out(ctx.op("Shape", {x}));
+    if (!ctx.arg(0).has_sizes) {
+      ctx.out(ctx.op("Shape", {x}));
+      return;
+    }
+    std::vector<ir::Value*> dims;
+    for (int64_t d = 0; d < ctx.rank(0); ++d) dims.push_back(helpers::dim_size(ctx, x, d));
+    ctx.out_list(dims);
     return;
   }
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), ctx.rank(0));
@@ -233,23 +272,24 @@ void pixel_unshuffle(SymbolicContext& ctx) {
 }  // namespace
 
 void register_shape(Registry& r) {
-  r.add("aten::view", 9, view);
-  r.add("aten::reshape", 9, view);
-  r.add("aten::_reshape_alias", 9, view);
+  // The *_copy forms (functionalized graphs) are the same computations.
+  for (const char* op : {"aten::view", "aten::view_copy", "aten::reshape", "aten::_reshape_alias"})
+    r.add(op, 9, view);
+  r.add("aten::ravel", 9, ravel);
   r.add("aten::view_as", 9, view_as);
   r.add("aten::reshape_as", 9, view_as);
   r.add("aten::flatten", 9, flatten);
   r.add("aten::unflatten", 9, unflatten);
-  r.add("aten::squeeze", 9, squeeze);
-  r.add("aten::unsqueeze", 9, unsqueeze);
-  r.add("aten::transpose", 9, transpose);
-  r.add("aten::swapaxes", 9, transpose);
-  r.add("aten::swapdims", 9, transpose);
-  r.add("aten::t", 9, t);
-  r.add("aten::permute", 9, permute);
-  r.add("aten::expand", 9, expand);
+  for (const char* op : {"aten::squeeze", "aten::squeeze_copy"}) r.add(op, 9, squeeze);
+  for (const char* op : {"aten::unsqueeze", "aten::unsqueeze_copy"}) r.add(op, 9, unsqueeze);
+  // Aliases (swapaxes, swapdims) never reach graphs: TorchScript normalizes them.
+  for (const char* op : {"aten::transpose", "aten::transpose_copy"}) r.add(op, 9, transpose);
+  for (const char* op : {"aten::t", "aten::t_copy"}) r.add(op, 9, t);
+  for (const char* op : {"aten::permute", "aten::permute_copy"}) r.add(op, 9, permute);
+  for (const char* op : {"aten::expand", "aten::expand_copy", "aten::broadcast_to"}) r.add(op, 9, expand);
   r.add("aten::expand_as", 9, expand_as);
   r.add("aten::repeat", 9, repeat);
+  r.add("aten::tile", 9, tile_);
   r.add("aten::size", 9, size);
   r.add("aten::numel", 9, numel);
   r.add("aten::dim", 9, dim);

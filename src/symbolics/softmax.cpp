@@ -7,15 +7,25 @@
 namespace torch2onnx::symbolics {
 namespace {
 
-// aten::softmax(self, dim, dtype=None)
+// The input in the output's dtype: softmax(self, dim, dtype=None) casts to
+// dtype first; _softmax(self, dim, half_to_float) computes half in float.
 ir::Value* input_with_dtype(SymbolicContext& ctx) {
-  ir::Value* x = ctx.in(0);
-  // softmax's third argument is an optional dtype; _softmax's is a bool (half_to_float).
-  if (ctx.num_args() > 2 && ctx.arg(2).kind == Arg::Kind::Int) x = ctx.cast(x, ir::dtype_from_scalar_type(ctx.i(2)));
-  return x;
+  const ir::DType t = ctx.out_dtype();
+  if (!ir::is_floating(t)) ctx.fail("softmax of an integer tensor needs a floating dtype= (as in PyTorch)");
+  return ctx.in_as(0, t);
+}
+
+// Softmax of a 0-d tensor: as a 1-element vector.
+bool softmax_0d(SymbolicContext& ctx, const char* op) {
+  if (ctx.rank(0) != 0) return false;
+  helpers::normalize_dim(ctx, ctx.i(1), 1);
+  ir::Value* y = ctx.op(op, {helpers::unsqueeze(ctx, input_with_dtype(ctx), {0})}, {{"axis", int64_t{0}}});
+  ctx.out(helpers::squeeze(ctx, y, {0}));
+  return true;
 }
 
 void softmax_last_axis_only(SymbolicContext& ctx, const char* op) {
+  if (softmax_0d(ctx, op)) return;
   const int64_t rank = ctx.rank(0);
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   ir::Value* x = input_with_dtype(ctx);
@@ -32,6 +42,7 @@ void softmax_last_axis_only(SymbolicContext& ctx, const char* op) {
 }
 
 void softmax_any_axis(SymbolicContext& ctx, const char* op) {
+  if (softmax_0d(ctx, op)) return;
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), ctx.rank(0));
   ctx.out(ctx.op(op, {input_with_dtype(ctx)}, {{"axis", dim}}));
 }

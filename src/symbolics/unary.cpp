@@ -1,5 +1,7 @@
-// Elementwise math functions. Integer inputs of floating functions are cast
-// to the floating dtype PyTorch computes in (the node's output dtype).
+// Elementwise math functions. Integer and bool inputs of floating functions
+// are cast to the floating dtype PyTorch computes in (the node's output
+// dtype). TorchScript's number forms (math.floor(x), math.sqrt(x) ...) use the
+// same symbolics on 0-d values.
 #include <cmath>
 
 #include "symbolic/helpers.h"
@@ -8,7 +10,13 @@
 namespace torch2onnx::symbolics {
 namespace {
 
-ir::Value* input_as_output(SymbolicContext& ctx) { return ctx.cast(ctx.in(0), ctx.out_dtype()); }
+// The dtype of the result: the output's (numbers: int64 / double).
+ir::DType result_dtype(SymbolicContext& ctx) {
+  ir::DType t = ctx.out_dtype();
+  return t == ir::DType::Undefined ? ir::DType::Float : t;
+}
+
+ir::Value* input_as_output(SymbolicContext& ctx) { return ctx.in_as(0, result_dtype(ctx)); }
 
 template <const char* Op>
 void simple(SymbolicContext& ctx) {
@@ -19,7 +27,7 @@ constexpr char kExp[] = "Exp", kLog[] = "Log", kSqrt[] = "Sqrt", kSin[] = "Sin",
                kAsin[] = "Asin", kAcos[] = "Acos", kAtan[] = "Atan", kSinh[] = "Sinh", kCosh[] = "Cosh",
                kAsinh[] = "Asinh", kAcosh[] = "Acosh", kAtanh[] = "Atanh", kErf[] = "Erf", kReciprocal[] = "Reciprocal";
 
-ir::Value* scalar(SymbolicContext& ctx, double v) { return ctx.const_scalar(ctx.out_dtype(), v); }
+ir::Value* scalar(SymbolicContext& ctx, double v) { return ctx.const_scalar(result_dtype(ctx), v); }
 
 void rsqrt(SymbolicContext& ctx) { ctx.out(ctx.op("Reciprocal", {ctx.op("Sqrt", {input_as_output(ctx)})})); }
 
@@ -32,56 +40,94 @@ void log10(SymbolicContext& ctx) { log_base(ctx, 10.0); }
 void log1p(SymbolicContext& ctx) { ctx.out(ctx.op("Log", {ctx.op("Add", {input_as_output(ctx), scalar(ctx, 1.0)})})); }
 void expm1(SymbolicContext& ctx) { ctx.out(ctx.op("Sub", {ctx.op("Exp", {input_as_output(ctx)}), scalar(ctx, 1.0)})); }
 
+// aten::exp2(self) = 2 ** x
+void exp2(SymbolicContext& ctx) { ctx.out(ctx.op("Pow", {scalar(ctx, 2.0), input_as_output(ctx)})); }
+
+// aten::square(self) = x * x (bool squares to int64, as pow(x, 2)).
+// ONNX Mul takes 8/16-bit integers only from opset 14: those go through int32.
 void square(SymbolicContext& ctx) {
-  ir::Value* x = input_as_output(ctx);
-  ctx.out(ctx.op("Mul", {x, x}));
+  const ir::DType t = result_dtype(ctx);
+  const bool narrow = t == ir::DType::Int8 || t == ir::DType::UInt8 || t == ir::DType::Int16;
+  ir::Value* x = ctx.in_as(0, narrow ? ir::DType::Int32 : t);
+  ctx.out(ctx.cast(ctx.op("Mul", {x, x}), t));
 }
 
-// floor/ceil/round/trunc of an integer tensor is the tensor itself.
+// Truncation toward zero of a floating value.
+ir::Value* trunc_float(SymbolicContext& ctx, ir::Value* x) {
+  ir::Value* neg = ctx.op("Less", {x, ctx.const_scalar(x->dtype(), 0.0)});
+  return ctx.op("Where", {neg, ctx.op("Ceil", {x}), ctx.op("Floor", {x})});
+}
+
+// floor/ceil/round/trunc of an integer is the integer itself; math.floor of
+// a Python float is an int.
 void rounding(SymbolicContext& ctx, const char* op) {
   if (!ir::is_floating(ctx.dtype(0))) {
-    ctx.out(ctx.in(0));
+    ctx.out(ctx.cast(ctx.in(0), result_dtype(ctx)));
     return;
   }
-  ctx.out(ctx.op(op, {ctx.in(0)}));
+  ir::Value* x = ctx.in(0);
+  ir::Value* r = std::string(op) == "Trunc" ? trunc_float(ctx, x) : ctx.op(op, {x});
+  ctx.out(ctx.cast(r, result_dtype(ctx)));
 }
 void floor_(SymbolicContext& ctx) { rounding(ctx, "Floor"); }
 void ceil_(SymbolicContext& ctx) { rounding(ctx, "Ceil"); }
+void trunc(SymbolicContext& ctx) { rounding(ctx, "Trunc"); }
 
-void trunc(SymbolicContext& ctx) {
-  if (!ir::is_floating(ctx.dtype(0))) {
-    ctx.out(ctx.in(0));
-    return;
-  }
-  ir::Value* x = ctx.in(0);
-  ir::Value* neg = ctx.op("Less", {x, scalar(ctx, 0.0)});
-  ctx.out(ctx.op("Where", {neg, ctx.op("Ceil", {x}), ctx.op("Floor", {x})}));
-}
-
-// aten::round(self[, decimals]) -- half to even, like ONNX Round.
+// aten::round(self) / round.decimals(self, *, decimals): half to even, like
+// ONNX Round; decimals as PyTorch: round(x * 10^d) / 10^d, or
+// round(x / 10^-d) * 10^-d for negative d.
 void round_(SymbolicContext& ctx) {
   if (!ir::is_floating(ctx.dtype(0))) {
+    ctx.out(ctx.cast(ctx.in(0), result_dtype(ctx)));
+    return;
+  }
+  const int64_t decimals = ctx.num_args() > 1 && !ctx.none(1) ? ctx.i(1) : 0;
+  ir::Value* x = ctx.in(0);
+  const ir::DType t = x->dtype() == ir::DType::Undefined ? ctx.dtype(0) : x->dtype();
+  if (decimals == 0) {
+    ctx.out(ctx.cast(ctx.op("Round", {x}), result_dtype(ctx)));
+    return;
+  }
+  ir::Value* p = ctx.const_scalar(t, std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals)));
+  ir::Value* r = decimals > 0 ? ctx.op("Div", {ctx.op("Round", {ctx.op("Mul", {x, p})}), p})
+                              : ctx.op("Mul", {ctx.op("Round", {ctx.op("Div", {x, p})}), p});
+  ctx.out(ctx.cast(r, result_dtype(ctx)));
+}
+
+// aten::frac(self) = x - trunc(x)
+void frac(SymbolicContext& ctx) {
+  ir::Value* x = ctx.in(0);
+  ctx.out(ctx.op("Sub", {x, trunc_float(ctx, x)}));
+}
+
+// aten::abs(self); abs of a boolean is an error in PyTorch.
+void abs_(SymbolicContext& ctx) {
+  if (ctx.dtype(0) == ir::DType::Bool) ctx.fail("abs of a bool tensor is not supported (as in PyTorch)");
+  ctx.out(ctx.op("Abs", {ctx.in(0)}));
+}
+
+// aten::sign / aten::sgn (real tensors): ONNX Sign; booleans are their own sign.
+void sign(SymbolicContext& ctx) {
+  if (ctx.dtype(0) == ir::DType::Bool) {
     ctx.out(ctx.in(0));
     return;
   }
-  int64_t decimals = ctx.num_args() > 1 ? ctx.i(1) : 0;
-  if (decimals == 0) {
-    ctx.out(ctx.op("Round", {ctx.in(0)}));
-    return;
-  }
-  ir::Value* s = scalar(ctx, std::pow(10.0, static_cast<double>(decimals)));
-  ctx.out(ctx.op("Div", {ctx.op("Round", {ctx.op("Mul", {ctx.in(0), s})}), s}));
+  ctx.out(ctx.op("Sign", {ctx.in(0)}));
 }
 
-void frac(SymbolicContext& ctx) {
+// aten::signbit(self): x < 0, and -0.0 (1 / -0.0 is -inf).
+void signbit(SymbolicContext& ctx) {
+  const ir::DType t = ctx.dtype(0);
   ir::Value* x = ctx.in(0);
-  ir::Value* neg = ctx.op("Less", {x, scalar(ctx, 0.0)});
-  ctx.out(ctx.op("Sub", {x, ctx.op("Where", {neg, ctx.op("Ceil", {x}), ctx.op("Floor", {x})})}));
+  if (t == ir::DType::Bool) x = ctx.cast(x, ir::DType::Int32);
+  ir::Value* zero = ctx.const_scalar(x->dtype(), 0.0);
+  ir::Value* neg = ctx.op("Less", {x, zero});
+  if (ir::is_floating(t)) {
+    ir::Value* inv = ctx.op("Div", {ctx.const_scalar(t, 1.0), x});
+    neg = ctx.op("Or", {neg, ctx.op("Less", {inv, zero})});
+  }
+  ctx.out(neg);
 }
-
-// aten::abs / sign on integers are fine in ONNX as they are.
-void abs_(SymbolicContext& ctx) { ctx.out(ctx.op("Abs", {ctx.in(0)})); }
-void sign(SymbolicContext& ctx) { ctx.out(ctx.op("Sign", {ctx.in(0)})); }
 
 }  // namespace
 
@@ -107,16 +153,19 @@ void register_unary(Registry& r) {
   r.add("aten::log10", 9, log10);
   r.add("aten::log1p", 9, log1p);
   r.add("aten::expm1", 9, expm1);
+  r.add("aten::exp2", 9, exp2);
   r.add("aten::square", 9, square);
   r.add("aten::floor", 9, floor_);
   r.add("aten::ceil", 9, ceil_);
+  // Aliases (fix, absolute) never reach graphs: TorchScript normalizes them.
   r.add("aten::trunc", 9, trunc);
-  r.add("aten::fix", 9, trunc);
   r.add("aten::round", 11, round_);
   r.add("aten::frac", 9, frac);
   r.add("aten::abs", 9, abs_);
-  r.add("aten::absolute", 9, abs_);
+  r.add("prim::abs", 9, abs_);  // abs() of a number in TorchScript
   r.add("aten::sign", 9, sign);
+  r.add("aten::sgn", 9, sign);
+  r.add("aten::signbit", 9, signbit);
 }
 
 }  // namespace torch2onnx::symbolics

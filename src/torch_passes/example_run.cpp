@@ -110,11 +110,33 @@ class Runner {
   }
 
  private:
+  // Values written in place, and the bases of written views (`data[i] = v`
+  // is a copy_ into select(data, 0, i): data is written).
   static void collect_mutated(Block* b, std::unordered_set<const Value*>& out) {
+    std::vector<Node*> views;
+    collect_writes(b, out, views);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (Node* n : views) {
+        bool written = false;
+        for (const Value* o : n->outputs()) written = written || out.count(o);
+        if (!written) continue;
+        const c10::FunctionSchema& s = n->schema();
+        for (size_t i = 0; i < s.arguments().size() && i < n->inputs().size(); ++i)
+          if (s.arguments()[i].alias_info() && out.insert(n->input(i)).second) grew = true;
+      }
+    }
+  }
+
+  static void collect_writes(Block* b, std::unordered_set<const Value*>& out, std::vector<Node*>& views) {
     for (Node* n : b->nodes()) {
-      for (Block* sub : n->blocks()) collect_mutated(sub, out);
+      for (Block* sub : n->blocks()) collect_writes(sub, out, views);
       const c10::FunctionSchema* s = n->maybeSchema();
-      if (!s || !s->is_mutable()) continue;
+      if (!s) continue;
+      bool view = false;
+      for (const auto& r : s->returns()) view = view || (r.alias_info() && !r.alias_info()->isWrite());
+      if (view) views.push_back(n);
+      if (!s->is_mutable()) continue;
       for (size_t i = 0; i < s->arguments().size() && i < n->inputs().size(); ++i) {
         const auto* a = s->arguments()[i].alias_info();
         if (a && a->isWrite()) out.insert(n->input(i));
@@ -192,11 +214,30 @@ class Runner {
     return false;
   }
 
+  // A traced Python number (`x + 0.5`) is a 0-d double / long / bool tensor
+  // constant, which the archive does not mark as a wrapped number. PyTorch
+  // (and TorchScript's interpreter) promote with it as a number: an int
+  // tensor + 0.5 is float32, not float64. So does the example run.
+  static c10::IValue as_python_number(const c10::IValue& v) {
+    if (!v.isTensor()) return v;
+    const at::Tensor& t = v.toTensor();
+    const auto st = t.defined() ? t.scalar_type() : at::kFloat;
+    if (!t.defined() || t.dim() != 0 || !t.device().is_cpu() || t.unsafeGetTensorImpl()->is_wrapped_number() ||
+        (st != at::kDouble && st != at::kLong && st != at::kBool && st != at::kComplexDouble))
+      return v;
+    at::Tensor w = t.detach();
+    w.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return w;
+  }
+
   // Puts real tensors (and CPU device arguments) on meta, to run with meta ones.
   static c10::IValue to_meta(const c10::IValue& v) {
     if (v.isTensor()) {
       const at::Tensor& t = v.toTensor();
-      return t.defined() && !t.is_meta() ? c10::IValue(t.to(at::kMeta)) : v;
+      if (!t.defined() || t.is_meta()) return v;
+      at::Tensor m = t.to(at::kMeta);
+      if (t.unsafeGetTensorImpl()->is_wrapped_number()) m.unsafeGetTensorImpl()->set_wrapped_number(true);
+      return m;
     }
     if (v.isDevice() && v.toDevice().is_cpu()) return c10::IValue(c10::Device(c10::kMeta));
     if (v.isTensorList()) {
@@ -240,7 +281,7 @@ class Runner {
   void execute(Node* n) {
     const auto kind = n->kind();
     if (kind == c10::prim::Constant) {
-      set(n->output(), shrink(torch::jit::toIValue(n->output()).value()));
+      set(n->output(), shrink(as_python_number(torch::jit::toIValue(n->output()).value())));
     } else if (kind == c10::prim::ListConstruct) {
       auto lt = n->output()->type()->expect<c10::ListType>();
       c10::impl::GenericList list(lt->getElementType());

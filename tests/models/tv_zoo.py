@@ -60,6 +60,9 @@ def _video(name):
         if name.startswith("mvit"):  # MViTs are built for a smaller clip to keep the test short
             frames, size = 8, 96
             model = getattr(video, name)(spatial_size=(size, size), temporal_size=frames)
+        elif name == "s3d":  # its head pools a (2, 7, 7) window: the clip must keep that much after stride 32
+            frames, size = 16, 224
+            model = getattr(video, name)()
         else:
             frames, size = 8, 64
             model = getattr(video, name)()

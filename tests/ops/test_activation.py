@@ -29,6 +29,7 @@ CASES = [
     Case("leaky_relu_inplace", nn.LeakyReLU(0.1, inplace=True), (r(3, 4),)),
     Case("hardtanh", lambda x: F.hardtanh(x, -2.0, 1.5), (x,)),
     Case("relu6", nn.ReLU6(), (x,)),
+    Case("relu6_functional", F.relu6, (x,)),
     Case("gelu", F.gelu, (x,)),
     Case("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), (x,)),
     Case("elu", lambda x: F.elu(x, 0.7), (x,)),

@@ -1,0 +1,104 @@
+"""Joining and splitting (src/symbolics/join_split.cpp)."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import optest  # noqa: E402
+from optest import Case  # noqa: E402
+
+torch.manual_seed(0)
+
+
+def r(*shape, scale=3.0, dtype=torch.float32):
+    return (torch.randn(*shape) * scale).to(dtype)
+
+
+x = r(2, 3, 4)
+y = r(2, 3, 4)
+xi = torch.randint(-5, 5, (2, 3, 4))
+b = torch.rand(2, 3, 4) > 0.5
+v = torch.tensor([2.5, -1.0])
+x7 = r(7, 3, 5)
+
+CASES = [
+    # ---- cat
+    Case("cat", lambda a, b: torch.cat([a, b]), (x, y)),
+    Case("cat_dim1", lambda a, b: torch.cat([a, b, a], 1), (x, y)),
+    Case("cat_neg_dim", lambda a, b: torch.cat((a, b), -1), (x, r(2, 3, 2))),
+    Case("cat_one", lambda a: torch.cat([a], 1), (x,)),
+    Case("cat_int", lambda a, b: torch.cat([a, b], 2), (xi, xi)),
+    Case("cat_bool", lambda a, b: torch.cat([a, b]), (b, b)),
+    Case("cat_mixed", lambda a, b: torch.cat([a, b], 0), (x, xi)),
+    Case("cat_mixed_int", lambda a, b: torch.cat([a, b], 1), (xi.int(), b)),
+    Case("cat_mixed_double", lambda a, b: torch.cat([a, b], 1), (x[0], r(3, 2, dtype=torch.float64))),
+    Case("cat_legacy_empty", lambda a: torch.cat([torch.zeros(0), a, torch.zeros(0)], 1), (x,)),
+    Case("cat_empty_part", lambda a, b: torch.cat([a[:, :0], b], 1), (x, y)),
+    Case("cat_only_empty", lambda a: torch.cat([a[:0], a[:0]]), (v,)),
+    Case("cat_sizes", lambda a: torch.cat([a, a.new_ones(a.size(0), 1, a.size(2))], 1), (x,)),
+    # ---- stack
+    Case("stack", lambda a, b: torch.stack([a, b]), (x, y)),
+    Case("stack_dim", lambda a, b: torch.stack([a, b], 2), (x, y)),
+    Case("stack_neg_dim", lambda a, b: torch.stack([a, b, a], -1), (x, y)),
+    Case("stack_neg_dim2", lambda a, b: torch.stack([a, b], -2), (x, y)),
+    Case("stack_one", lambda a: torch.stack([a], 1), (x,)),
+    Case("stack_mixed", lambda a, b: torch.stack([a, b]), (x, xi)),
+    Case("stack_0d", lambda a: torch.stack([a[0], a[1], a[0]]), (v,)),
+    Case("stack_bool", lambda a, b: torch.stack([a, b], 1), (b, b)),
+    # ---- hstack / vstack / dstack / column_stack
+    Case("hstack", lambda a, b: torch.hstack([a, b]), (x, y)),
+    Case("hstack_1d", lambda a: torch.hstack([a, a, a[:1]]), (v,)),
+    Case("hstack_0d", lambda a: torch.hstack([a[0], a]), (v,)),
+    Case("vstack", lambda a, b: torch.vstack([a, b]), (x, y)),
+    Case("vstack_1d", lambda a: torch.vstack([a, a]), (v,)),
+    Case("vstack_mixed", lambda a, b: torch.vstack([a, b]), (v, r(3, 2))),
+    Case("row_stack", lambda a, b: torch.row_stack([a, b]), (x[0], xi[0])),
+    Case("dstack", lambda a, b: torch.dstack([a, b]), (x, y)),
+    Case("dstack_2d", lambda a, b: torch.dstack([a, b]), (x[0], y[0])),
+    Case("dstack_1d", lambda a: torch.dstack([a, a]), (v,)),
+    Case("column_stack", lambda a, b: torch.column_stack([a, b]), (v, r(2, 3))),
+    Case("column_stack_0d", lambda a: torch.column_stack([a[0], a[1]]), (v,)),
+    # ---- split / split_with_sizes
+    Case("split", lambda a: a.split(1), (x,)),
+    Case("split_uneven", lambda a: a.split(2, 1), (x7.transpose(0, 1),)),
+    Case("split_uneven_dim0", lambda a: torch.split(a, 3), (x7,)),
+    Case("split_neg_dim", lambda a: a.split(2, -1), (x7,)),
+    Case("split_bigger", lambda a: a.split(10, 1), (x,)),
+    Case("split_list", lambda a: a.split([1, 2], 1), (x,)),
+    Case("split_list_zero", lambda a: a.split([0, 3, 0], 1), (x,), min_opset=11),
+    Case("split_with_sizes", lambda a: torch.split_with_sizes(a, [3, 1], -1), (x,)),
+    Case("split_int", lambda a: a.split(2, 2), (xi,)),
+    Case("split_bool", lambda a: a.split([1, 1]), (b,)),
+    Case("split_one_used", lambda a: a.split(2, 0)[1], (x7,)),
+    Case("split_copy", lambda a: torch.split_copy(a, 2, 1), (x,)),
+    Case("split_with_sizes_copy", lambda a: torch.split_with_sizes_copy(a, [1, 3], 2), (x,)),
+    Case("unsafe_split", lambda a: torch.unsafe_split(a, 3, 2), (x,)),
+    # ---- chunk
+    Case("chunk", lambda a: a.chunk(2), (x,)),
+    Case("chunk_uneven", lambda a: a.chunk(3, 0), (x7,)),
+    Case("chunk_fewer", lambda a: a.chunk(6, 0), (x7,)),  # 7 in chunks of 2: 4 pieces
+    Case("chunk_neg_dim", lambda a: a.chunk(2, -1), (x7,)),
+    Case("chunk_more_than_size", lambda a: a.chunk(5, 1), (x,)),
+    Case("chunk_int", lambda a: a.chunk(3, 1), (xi,)),
+    Case("unsafe_chunk", lambda a: torch.unsafe_chunk(a, 2, 2), (x,)),
+    # ---- unbind
+    Case("unbind", lambda a: a.unbind(), (x,)),
+    Case("unbind_dim", lambda a: torch.unbind(a, 1), (x,)),
+    Case("unbind_neg", lambda a: a.unbind(-1), (xi,)),
+    Case("unbind_1d", lambda a: a.unbind(), (v,)),
+    Case("unbind_copy", lambda a: torch.unbind_copy(a, 2), (x,)),
+    Case("unbind_unpack", lambda a: (lambda p, q: p - q)(*a.unbind(0)), (x,)),
+    # ---- hsplit / vsplit / dsplit
+    Case("hsplit", lambda a: torch.hsplit(a, 3), (x,)),
+    Case("hsplit_1d", lambda a: torch.hsplit(a, 2), (v,)),
+    Case("hsplit_indices", lambda a: torch.hsplit(a, [1, 2]), (x,)),
+    Case("vsplit", lambda a: torch.vsplit(a, 2), (x,)),
+    Case("vsplit_indices", lambda a: torch.vsplit(a, [2, 5, -1]), (x7,)),
+    Case("vsplit_indices_back", lambda a: torch.vsplit(a, [5, 2]), (x7,)),
+    Case("dsplit", lambda a: torch.dsplit(a, 2), (x,)),
+    Case("dsplit_indices", lambda a: torch.dsplit(a, [3, 10]), (x,)),
+]
+
+results = optest.results_fixture(CASES)
+test_case = optest.case_test(CASES)

@@ -1,0 +1,171 @@
+"""Shape manipulation (src/symbolics/shape.cpp)."""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import optest  # noqa: E402
+from optest import Case  # noqa: E402
+
+torch.manual_seed(0)
+
+
+def r(*shape, scale=3.0, dtype=torch.float32):
+    return (torch.randn(*shape) * scale).to(dtype)
+
+
+x = r(2, 3, 4)
+x4 = r(2, 3, 4, 5)
+x1 = r(2, 1, 4, 1)
+xi = torch.randint(-5, 5, (2, 3, 4))
+b = torch.rand(2, 3, 4) > 0.5
+v = torch.tensor([2.5])  # a[0] is a 0-d tensor in the model
+
+
+def dyn(**axes):
+    """--dynamic-axes for the named inputs: the sizes become run-time values."""
+    import json
+    return ("--dynamic-axes", json.dumps({k: list(v) for k, v in axes.items()}, separators=(",", ":")))
+
+
+class ScriptSizes(nn.Module):
+    """size() as a list, unpacked and indexed; dim(); numel() (TorchScript)."""
+
+    def forward(self, x):
+        n, c, h = x.size()
+        s = x.size()
+        y = x.reshape(n * c, h) + x.dim()
+        return y.view(s[0], s[1] * s[2]), y.numel() * x.view(-1), x.view(x.size())
+
+
+class ScriptTile(nn.Module):
+    def forward(self, x):
+        return x.repeat(x.size(0), 1, 1), x.tile([2]), x.expand(x.size(0), -1, -1)
+
+
+CASES = [
+    # ---- view / reshape
+    Case("view", lambda a: a.view(6, 4), (x,)),
+    Case("view_neg", lambda a: a.view(-1, 4), (x,)),
+    Case("view_flat", lambda a: a.view(-1), (x,)),
+    Case("view_size", lambda a: a.view(a.size(0), -1), (x,)),
+    Case("view_sizes_product", lambda a: a.view(a.size(0) * a.size(1), a.size(2)), (x,)),
+    Case("view_int", lambda a: a.view(4, 6), (xi,)),
+    Case("view_bool", lambda a: a.view(3, -1), (b,)),
+    Case("view_0d", lambda a: a[0].view(1, 1), (v,)),
+    Case("view_to_0d", lambda a: a.view([]), (v,)),
+    Case("view_empty", lambda a: a[:, :0].reshape(0, 4), (x,), min_opset=14,
+         error_below={13: "size-0 dimension needs opset 14"}),
+    Case("reshape", lambda a: a.reshape(4, 3, 2), (x,)),
+    Case("reshape_neg", lambda a: a.reshape(2, -1), (x4,)),
+    Case("reshape_size", lambda a: a.reshape(-1, a.size(-1)), (x4,)),
+    Case("reshape_copy", lambda a: a.transpose(0, 1).reshape(3, -1), (x,)),
+    Case("view_copy", lambda a: torch.view_copy(a, [6, 4]), (x,)),
+    Case("reshape_alias", lambda a: torch.ops.aten._reshape_alias(a, [6, 4], [4, 1]), (x,)),
+    Case("ravel", lambda a: a.ravel(), (x,)),
+    Case("view_as", lambda a, b: a.view_as(b), (x, r(4, 6))),
+    Case("reshape_as", lambda a, b: a.reshape_as(b), (xi, r(6, 4))),
+    # ---- flatten / unflatten
+    Case("flatten", lambda a: a.flatten(), (x4,)),
+    Case("flatten_1", lambda a: a.flatten(1), (x4,)),
+    Case("flatten_0_1", lambda a: a.flatten(0, 1), (x4,)),
+    Case("flatten_1_2", lambda a: a.flatten(1, 2), (x4,)),
+    Case("flatten_neg", lambda a: a.flatten(-3, -2), (x4,)),
+    Case("flatten_2_end", lambda a: torch.flatten(a, 2), (x4,)),
+    Case("flatten_same", lambda a: a.flatten(1, 1), (x4,)),
+    Case("flatten_0d", lambda a: a[0].flatten(), (v,)),
+    Case("flatten_1d", lambda a: a.flatten(), (v,)),
+    Case("flatten_int", lambda a: a.flatten(1), (xi,)),
+    Case("flatten_module", nn.Flatten(), (x4,)),
+    Case("unflatten", lambda a: a.unflatten(1, (3, 1)), (x,)),
+    Case("unflatten_neg", lambda a: a.unflatten(-1, (2, -1)), (x,)),
+    Case("unflatten_first", lambda a: a.unflatten(0, (1, 2)), (x,)),
+    Case("unflatten_module", nn.Unflatten(2, (2, 2)), (x,)),
+    # ---- squeeze / unsqueeze
+    Case("squeeze", lambda a: a.squeeze(), (x1,)),
+    Case("squeeze_dim", lambda a: a.squeeze(1), (x1,)),
+    Case("squeeze_dim_neg", lambda a: a.squeeze(-1), (x1,)),
+    Case("squeeze_dim_not_1", lambda a: a.squeeze(0), (x1,)),
+    Case("squeeze_none", lambda a: a.squeeze(), (x,)),
+    Case("squeeze_0d", lambda a: a[0].squeeze(), (v,)),
+    Case("squeeze_0d_dim", lambda a: a[0].squeeze(0), (v,)),
+    Case("squeeze_inplace", lambda a: a.clone().squeeze_(1), (x1,)),
+    Case("squeeze_copy", lambda a: torch.squeeze_copy(a), (x1,)),
+    Case("squeeze_copy_dim", lambda a: torch.squeeze_copy(a, 3), (x1,)),
+    Case("unsqueeze", lambda a: a.unsqueeze(0), (x,)),
+    Case("unsqueeze_mid", lambda a: a.unsqueeze(2), (x,)),
+    Case("unsqueeze_last", lambda a: a.unsqueeze(-1), (x,)),
+    Case("unsqueeze_neg", lambda a: a.unsqueeze(-3), (x,)),
+    Case("unsqueeze_0d", lambda a: a[0].unsqueeze(0), (v,)),
+    Case("unsqueeze_index", lambda a: a[:, None, :, None], (x,)),
+    Case("unsqueeze_inplace", lambda a: a.clone().unsqueeze_(1), (b,)),
+    Case("unsqueeze_copy", lambda a: torch.unsqueeze_copy(a, -1), (x,)),
+    # ---- transpose / permute / t
+    Case("transpose", lambda a: a.transpose(0, 2), (x,)),
+    Case("transpose_neg", lambda a: a.transpose(-1, -2), (x4,)),
+    Case("transpose_same", lambda a: a.transpose(1, 1), (x,)),
+    Case("transpose_1d", lambda a: a.transpose(0, -1), (v,)),
+    Case("transpose_inplace", lambda a: a.clone().transpose_(0, 1), (x,)),
+    Case("transpose_copy", lambda a: torch.transpose_copy(a, 1, 2), (x,)),
+    Case("swapaxes", lambda a: a.swapaxes(0, 1), (x,)),
+    Case("swapdims", lambda a: torch.swapdims(a, -1, 0), (xi,)),
+    Case("t", lambda a: a[0].t(), (x,)),
+    Case("t_1d", lambda a: a.t(), (v,)),
+    Case("t_0d", lambda a: a[0].t(), (v,)),
+    Case("t_inplace", lambda a: a[0].clone().t_(), (x,)),
+    Case("t_copy", lambda a: torch.t_copy(a[1]), (x,)),
+    Case("permute", lambda a: a.permute(2, 0, 1), (x,)),
+    Case("permute_neg", lambda a: a.permute(-1, 0, -2, 1), (x4,)),
+    Case("permute_identity", lambda a: a.permute(0, 1, 2), (x,)),
+    Case("permute_copy", lambda a: torch.permute_copy(a, [1, 2, 0]), (xi,)),
+    # ---- expand / repeat / tile
+    Case("expand", lambda a: a.expand(3, 4), (r(3, 1),)),
+    Case("expand_neg", lambda a: a.expand(-1, 5, -1), (x1[:, :, :, 0],)),
+    Case("expand_new_dims", lambda a: a.expand(2, 3, 3, 4), (r(3, 1, 4),)),
+    Case("expand_same", lambda a: a.expand(2, 3, 4), (x,)),
+    Case("expand_size", lambda a, b: a.expand(b.size(0), -1, b.size(2)), (r(1, 3, 1), x)),
+    Case("expand_0d", lambda a: a[0].expand(2, 3), (v,)),
+    Case("expand_bool", lambda a: a.expand(2, 2, 3, 4), (b,)),
+    Case("expand_copy", lambda a: torch.expand_copy(a, [2, 3, 5]), (r(2, 3, 1),)),
+    Case("broadcast_to", lambda a: a.broadcast_to(4, 2, 3, 4), (x,)),
+    Case("expand_as", lambda a, b: a.expand_as(b), (r(3, 1), r(2, 3, 4))),
+    Case("repeat", lambda a: a.repeat(2, 1, 3), (x,)),
+    Case("repeat_new_dims", lambda a: a.repeat(2, 2, 1, 1), (x,)),
+    Case("repeat_int", lambda a: a.repeat(1, 2, 2), (xi,)),
+    Case("repeat_0d", lambda a: a[0].repeat(3), (v,)),
+    Case("repeat_size", lambda a: a.repeat(a.size(0), 1, 1), (x,)),
+    Case("tile", lambda a: a.tile(2), (x,)),
+    Case("tile_more", lambda a: a.tile((2, 1, 1, 2)), (x,)),
+    Case("tile_same", lambda a: torch.tile(a, (1, 2, 3)), (x,)),
+    Case("script_tile", ScriptTile(), (x,), script=True),
+    # ---- size / numel / dim
+    Case("size", lambda a: a.new_zeros(a.size()) + a, (x,)),
+    Case("size_dim", lambda a: a * a.size(1), (x,)),
+    Case("size_neg", lambda a: a * a.size(-1), (x,)),
+    Case("numel", lambda a: a * a.numel(), (x,)),
+    Case("script_sizes", ScriptSizes(), (x,), script=True),
+    # ---- dynamic sizes (computed at run time)
+    Case("dyn_view_size", lambda a: a.view(a.size(0), -1), (x,), extra=dyn(a=[0])),
+    Case("dyn_reshape_size", lambda a: a.reshape(a.size(0) * a.size(1), a.size(2)), (x,), extra=dyn(a=[0, 1, 2])),
+    Case("dyn_flatten", lambda a: a.flatten(1), (x4,), extra=dyn(a=[0, 2])),
+    Case("dyn_flatten_mid", lambda a: a.flatten(1, 2), (x4,), extra=dyn(a=[0, 1, 2, 3])),
+    # unflatten is traced inside torch's Python code: its input is unnamed (argument_1)
+    Case("dyn_unflatten", lambda a: a.unflatten(2, (2, -1)), (x,), extra=dyn(argument_1=[0, 2])),
+    Case("dyn_expand", lambda a, b: a.expand(b.size(0), -1, b.size(2)), (r(1, 3, 1), x), extra=dyn(b=[0, 2])),
+    Case("dyn_repeat", lambda a: a.repeat(a.size(0), 1, 1), (x,), extra=dyn(a=[0])),
+    Case("dyn_numel", lambda a: a * a.numel(), (x,), extra=dyn(a=[1])),
+    Case("dyn_size", lambda a: a.new_zeros(a.size()) + a, (x,), extra=dyn(a=[0, 2])),
+    Case("dyn_script_sizes", ScriptSizes(), (x,), script=True, extra=dyn(x=[0, 1])),
+    # ---- pixel_shuffle / pixel_unshuffle
+    Case("pixel_shuffle", nn.PixelShuffle(2), (r(2, 8, 3, 5),), opsets=(9, 10, 11, 13, 17)),
+    Case("pixel_shuffle_3", lambda a: F.pixel_shuffle(a, 3), (r(1, 18, 2, 2),), opsets=(9, 10, 11, 13, 17)),
+    Case("pixel_unshuffle", nn.PixelUnshuffle(2), (r(2, 2, 4, 6),)),
+    Case("pixel_unshuffle_3", lambda a: F.pixel_unshuffle(a, 3), (r(1, 1, 6, 3),)),
+    Case("pixel_roundtrip", lambda a: F.pixel_unshuffle(F.pixel_shuffle(a, 2), 2), (r(2, 8, 3, 3),)),
+]
+
+results = optest.results_fixture(CASES)
+test_case = optest.case_test(CASES)
