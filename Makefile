@@ -10,6 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := build-essential cmake ccache git \
 	libtorch-dev libonnx-dev libprotobuf-dev protobuf-compiler \
 	python3-torch python3-torchvision python3-onnx python3-numpy python3-pytest \
+	python3-venv python3-pip python3-setuptools python3-wheel \
 	pybind11-dev googletest libgtest-dev
 
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime

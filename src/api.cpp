@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "api_internal.h"
 #include "convert/converter.h"
 #include "frontend/load.h"
 #include "ir/printer.h"
@@ -49,10 +50,12 @@ double weights_gib(const ir::Model& model) {
 
 const char* version() { return TORCH2ONNX_VERSION; }
 
-void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
-                  const ExportOptions& options) {
+namespace api {
+
+void export_to_file(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
+                    const ExportOptions& options, const ExportHooks& hooks) {
   TrainingGuard guard(module);
-  ir::Model model = export_ir(module, args, options);
+  ir::Model model = export_ir(module, args, options, user_registry(), hooks);
   auto t0 = std::chrono::steady_clock::now();
   serialize::WriteOptions w = write_options(options);
   if (!w.external_data && serialize::exceeds_protobuf_limit(model)) {
@@ -65,6 +68,50 @@ void export_model(const torch::jit::Module& module, const std::vector<c10::IValu
   if (std::getenv("T2O_TIMING"))
     std::cerr << "[t2o] write: "
               << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
+}
+
+std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                            const ExportOptions& options, const ExportHooks& hooks) {
+  TrainingGuard guard(module);
+  ir::Model model = export_ir(module, args, options, user_registry(), hooks);
+  if (options.external_data || serialize::exceeds_protobuf_limit(model))
+    throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
+                                     " GiB) go to external data, which needs a file: export to a path, not to "
+                                     "memory or a file-like object");
+  return serialize::serialize_model(model, write_options(options));
+}
+
+std::string export_to_pretty_string(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                                    const ExportOptions& options, const ExportHooks& hooks) {
+  TrainingGuard guard(module);
+  ExportOptions quiet = options;
+  quiet.verbose = false;
+  ir::Model model = export_ir(module, args, quiet, user_registry(), hooks);
+  std::ostringstream out;
+  ir::print_model(out, model);
+  return out.str();
+}
+
+std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& module,
+                                                   const std::vector<c10::IValue>& args, int opset,
+                                                   const ExportHooks& hooks,
+                                                   std::shared_ptr<torch::jit::Graph>* graph) {
+  if (opset < kMinOpset || opset > kMaxOpset)
+    throw Error(Error::Kind::Usage, "opset " + std::to_string(opset) + " is not supported: torch2onnx exports opsets " +
+                                        std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  TrainingGuard guard(module);
+  ExportOptions options;
+  options.opset_version = opset;
+  torch_side::TorchGraph tg = trace_to_torch_graph(module, args, options, hooks);
+  if (graph) *graph = tg.graph;
+  return convert::find_unsupported(tg, user_registry(), opset);
+}
+
+}  // namespace api
+
+void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
+                  const ExportOptions& options) {
+  api::export_to_file(module, args, path, options, {});
 }
 
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
@@ -85,22 +132,12 @@ onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const s
 
 std::string export_to_pretty_string(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                                     const ExportOptions& options) {
-  TrainingGuard guard(module);
-  ExportOptions quiet = options;
-  quiet.verbose = false;
-  ir::Model model = export_ir(module, args, quiet);
-  std::ostringstream out;
-  ir::print_model(out, model);
-  return out.str();
+  return api::export_to_pretty_string(module, args, options, {});
 }
 
 std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& module,
                                                    const std::vector<c10::IValue>& args, int opset) {
-  TrainingGuard guard(module);
-  ExportOptions options;
-  options.opset_version = opset;
-  torch_side::TorchGraph tg = trace_to_torch_graph(module, args, options);
-  return convert::find_unsupported(tg, user_registry(), opset);
+  return api::unconvertible_ops(module, args, opset, {});
 }
 
 void register_symbolic(const std::string& op, int opset, SymbolicFn fn) {

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <string>
 
 #include "convert/converter.h"
 #include "ir/printer.h"
@@ -35,6 +37,7 @@ const NamedPass kOnnxPasses[] = {
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},
     {"name_derived_initializers", onnx_passes::name_derived_initializers},
+    {"outline_module_functions", onnx_passes::outline_module_functions},
 };
 
 // T2O_TIMING=1 prints how long each stage took (stderr).
@@ -58,18 +61,30 @@ void validate(const ExportOptions& o) {
   if (o.opset_version < kMinOpset || o.opset_version > kMaxOpset)
     throw Error(Error::Kind::Usage, "opset " + std::to_string(o.opset_version) + " is not supported: torch2onnx exports opsets " +
                                         std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+  if (!o.export_modules_as_functions.empty() && o.opset_version < 15)
+    throw Error(Error::Kind::Usage, "export_modules_as_functions needs opset 15 or above (ONNX local functions), not " +
+                                        std::to_string(o.opset_version));
 }
 
-void run_onnx_passes(ir::Model& model, const ExportOptions& options, StageTimer& timer);
+void run_onnx_passes(ir::Model& model, const onnx_passes::PassContext& ctx, StageTimer& timer);
+
+// Module path ("layer1.0") -> TorchScript class name, for export_modules_as_functions.
+std::map<std::string, std::string> module_classes(const torch::jit::Module& module) {
+  std::map<std::string, std::string> out;
+  for (const auto& m : module.named_modules())
+    if (m.value.type()->name()) out[m.name] = m.value.type()->name()->qualifiedName();
+  return out;
+}
 
 }  // namespace
 
 torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std::vector<c10::IValue>& args,
-                                            const ExportOptions& options) {
-  torch_side::TorchContext ctx{options};
+                                            const ExportOptions& options, const ExportHooks& hooks) {
+  torch_side::TorchContext ctx{options, /*real_example_run=*/false, hooks.python_ops};
   StageTimer timer;
   torch_side::TorchGraph tg = torch_side::inline_forward(module, ctx);
   timer.done("inline_forward");
+  torch_side::inline_autograd_functions(tg, ctx);
   torch_side::lift_parameters(tg, module, ctx);
   torch_side::bind_inputs(tg, args, ctx);
   torch_side::simplify_scripted(tg, ctx);
@@ -86,22 +101,24 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
 }
 
 ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
-                    const Registry& registry) {
+                    const Registry& registry, const ExportHooks& hooks) {
   validate(options);
   ir::Model model;
   StageTimer timer;
-  torch_side::TorchGraph tg = trace_to_torch_graph(std::move(module), args, options);
+  onnx_passes::PassContext pass_ctx{options};
+  if (!options.export_modules_as_functions.empty()) pass_ctx.module_classes = module_classes(module);
+  torch_side::TorchGraph tg = trace_to_torch_graph(std::move(module), args, options, hooks);
   timer.done("torch side");
   try {
     model = convert::convert(tg, registry, options);
     timer.done("convert");
-    run_onnx_passes(model, options, timer);
+    run_onnx_passes(model, pass_ctx, timer);
   } catch (const UnsupportedOperatorError&) {
     throw;
   } catch (const Error&) {
     // The meta run checks less than a real one (e.g. dtypes): if PyTorch itself
     // rejects the example inputs, that is the error to report.
-    torch_side::TorchContext real{options, /*real_example_run=*/true};
+    torch_side::TorchContext real{options, /*real_example_run=*/true, hooks.python_ops};
     torch_side::example_run(tg, real);
     throw;
   }
@@ -112,8 +129,7 @@ ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& a
 
 namespace {
 
-void run_onnx_passes(ir::Model& model, const ExportOptions& options, StageTimer& timer) {
-  onnx_passes::PassContext ctx{options};
+void run_onnx_passes(ir::Model& model, const onnx_passes::PassContext& ctx, StageTimer& timer) {
 #ifndef NDEBUG
   onnx_passes::lint(model, "conversion");
 #endif

@@ -1,6 +1,7 @@
 // The export pipeline: see pipeline.cpp for the ordered list of stages.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <ATen/core/ivalue.h>
@@ -13,14 +14,19 @@
 
 namespace torch2onnx {
 
+// What a host (the Python package) adds to the pipeline.
+struct ExportHooks {
+  torch_side::PythonOpHooks python_ops;
+};
+
 // Load-side half: the module's forward() as a flat function of its inputs and
 // parameters, run once on the example args. The module is only read.
 torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std::vector<c10::IValue>& args,
-                                            const ExportOptions& options);
+                                            const ExportOptions& options, const ExportHooks& hooks = {});
 
 // Everything: torch passes, conversion, ONNX passes, checker. The returned
 // model's initializers borrow the module's weights.
 ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
-                    const Registry& registry = user_registry());
+                    const Registry& registry = user_registry(), const ExportHooks& hooks = {});
 
 }  // namespace torch2onnx

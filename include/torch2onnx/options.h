@@ -43,6 +43,12 @@ struct ExportOptions {
   // Weights go to a side file "<model file>.data" (ONNX external data);
   // automatic when the model would pass protobuf's 2 GiB limit.
   bool external_data = false;
+  // torch.onnx's export_modules_as_functions: each call of a submodule of
+  // one of these classes becomes a node calling an ONNX local function
+  // (opset 15 and above). Classes by qualified Python name
+  // ("torchvision.models.resnet.BasicBlock") or plain name ("BasicBlock");
+  // "*" = every submodule.
+  std::vector<std::string> export_modules_as_functions;
   // Where the verbose graph goes (std::cout when null).
   std::ostream* verbose_stream = nullptr;
 };

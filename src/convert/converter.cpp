@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "convert/fallback.h"
 #include "symbolic/helpers.h"
 #include "torch_passes/origin.h"
 
@@ -54,13 +55,21 @@ std::optional<int> first_opset(const Registry& registry, const std::string& kind
   return std::nullopt;
 }
 
-void collect_unsupported(torch::jit::Block* b, const Registry& registry, int opset, torch_side::OriginTable& origins,
-                         std::map<std::string, UnsupportedOperator>& out) {
+// True when operator_export_type keeps `kind` as a node where it has no conversion.
+bool kept_by_mode(const std::string& kind, OperatorExportType mode) {
+  if (mode == OperatorExportType::OnnxFallthrough) return true;
+  return kind.rfind("aten::", 0) == 0 &&
+         (mode == OperatorExportType::OnnxAten || mode == OperatorExportType::OnnxAtenFallback);
+}
+
+void collect_unsupported(torch::jit::Block* b, const Registry& registry, int opset, OperatorExportType mode,
+                         torch_side::OriginTable& origins, std::map<std::string, UnsupportedOperator>& out) {
   for (Node* n : b->nodes()) {
-    for (torch::jit::Block* sub : n->blocks()) collect_unsupported(sub, registry, opset, origins, out);
+    for (torch::jit::Block* sub : n->blocks()) collect_unsupported(sub, registry, opset, mode, origins, out);
     if (handled_by_converter(n)) continue;
-    const std::string kind = n->kind().toQualString();
-    if (resolve(registry, kind, opset)) continue;
+    const bool marked = n->hasAttribute(torch_side::kUnconvertibleAttr);
+    const std::string kind = marked ? n->s(torch_side::kUnconvertibleAttr) : n->kind().toQualString();
+    if (!marked && (resolve(registry, kind, opset) || kept_by_mode(kind, mode))) continue;
     auto& u = out[kind];
     u.op = kind;
     ++u.count;
@@ -751,7 +760,6 @@ class Converter : public ArgMaterializer {
     const std::string kind = n->kind().toQualString();
     auto origin = origins_.of(n);
     const SymbolicFn* fn = resolve(registry_, kind, options_.opset_version);
-    if (!fn) throw Error(Error::Kind::Internal, "no symbolic for " + kind + " (should have been reported earlier)");
 
     std::vector<Arg> args;
     args.reserve(n->inputs().size());
@@ -762,6 +770,9 @@ class Converter : public ArgMaterializer {
     }
     std::vector<OutputInfo> outs;
     for (const TValue* o : n->outputs()) outs.push_back(make_output_info(o));
+    SymbolicFn fallback = fallback_for(n, kind, fn != nullptr, args, outs);
+    if (fallback) fn = &fallback;
+    if (!fn) throw Error(Error::Kind::Internal, "no symbolic for " + kind + " (should have been reported earlier)");
 
     graph_->set_current_origin(origin);
     SymbolicContext ctx(kind, std::move(args), std::move(outs), graph_, options_.opset_version, this);
@@ -794,6 +805,35 @@ class Converter : public ArgMaterializer {
         slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, r.value, {}, next_id_++};
       }
     }
+  }
+
+  // operator_export_type: the node kept whole (ATen or its own namespace)
+  // instead of, or where there is no, conversion. Empty: the symbolic.
+  // Complex tensors (ONNX has none) are left to the operator's runtime too.
+  SymbolicFn fallback_for(Node* n, const std::string& kind, bool has_symbolic, const std::vector<Arg>& args,
+                          const std::vector<OutputInfo>& outs) {
+    const bool aten = kind.rfind("aten::", 0) == 0;
+    bool tensor_outputs = true, complex = false;
+    auto is_complex = [](ir::DType t) { return t == ir::DType::Complex64 || t == ir::DType::Complex128; };
+    for (const OutputInfo& o : outs) {
+      tensor_outputs = tensor_outputs && o.kind == Arg::Kind::Tensor;
+      complex = complex || is_complex(o.dtype);
+    }
+    for (const Arg& a : args) complex = complex || (a.kind == Arg::Kind::Tensor && is_complex(a.dtype));
+    if (complex && options_.operator_export_type != OperatorExportType::Onnx) has_symbolic = false;
+    const auto mode = options_.operator_export_type;
+    // ONNX_ATEN: every aten op as ATen, but those returning lists (one ONNX node cannot) where they convert.
+    const bool as_aten = aten && ((mode == OperatorExportType::OnnxAten && (tensor_outputs || !has_symbolic)) ||
+                                  (mode == OperatorExportType::OnnxAtenFallback && !has_symbolic));
+    if (as_aten) {
+      const c10::FunctionSchema* schema = n->maybeSchema();
+      return convert::aten_node(kind.substr(6), schema ? schema->overload_name() : std::string());
+    }
+    if (mode == OperatorExportType::OnnxFallthrough && !has_symbolic) {
+      const size_t sep = kind.find("::");
+      return convert::passthrough_node(kind.substr(0, sep), kind.substr(sep + 2));
+    }
+    return {};
   }
 
   // A symbolic must produce the dtype PyTorch computes.
@@ -914,10 +954,11 @@ class Converter : public ArgMaterializer {
 
 }  // namespace
 
-std::vector<UnsupportedOperator> find_unsupported(const TorchGraph& tg, const Registry& registry, int opset) {
+std::vector<UnsupportedOperator> find_unsupported(const TorchGraph& tg, const Registry& registry, int opset,
+                                                  OperatorExportType mode) {
   std::map<std::string, UnsupportedOperator> found;
   torch_side::OriginTable origins(tg.root_class);
-  collect_unsupported(tg.graph->block(), registry, opset, origins, found);
+  collect_unsupported(tg.graph->block(), registry, opset, mode, origins, found);
   std::vector<UnsupportedOperator> out;
   for (auto& [k, u] : found) out.push_back(std::move(u));
   return out;
@@ -942,7 +983,7 @@ std::string unsupported_message(const std::vector<UnsupportedOperator>& ops, int
 }
 
 ir::Model convert(TorchGraph& tg, const Registry& registry, const ExportOptions& options) {
-  auto unsupported = find_unsupported(tg, registry, options.opset_version);
+  auto unsupported = find_unsupported(tg, registry, options.opset_version, options.operator_export_type);
   if (!unsupported.empty()) {
     std::string message = unsupported_message(unsupported, options.opset_version);
     throw UnsupportedOperatorError(message, std::move(unsupported));

@@ -11,9 +11,10 @@
 
 namespace torch2onnx::convert {
 
-// Every operator of the graph without a symbolic at `opset` (empty if none).
+// Every operator of the graph without a symbolic at `opset` (empty if none),
+// except those `mode` keeps as nodes (operator_export_type).
 std::vector<UnsupportedOperator> find_unsupported(const torch_side::TorchGraph& tg, const Registry& registry,
-                                                  int opset);
+                                                  int opset, OperatorExportType mode = OperatorExportType::Onnx);
 
 // The message listing `ops` (one paragraph, then one line per operator).
 std::string unsupported_message(const std::vector<UnsupportedOperator>& ops, int opset);

@@ -2,6 +2,9 @@
 // function of (model, context).
 #pragma once
 
+#include <map>
+#include <string>
+
 #include "ir/model.h"
 #include "torch2onnx/options.h"
 
@@ -9,6 +12,9 @@ namespace torch2onnx::onnx_passes {
 
 struct PassContext {
   const ExportOptions& options;
+  // Module path ("layer1.0") -> qualified class ("torchvision.models.resnet.BasicBlock"),
+  // for outline_module_functions.
+  std::map<std::string, std::string> module_classes = {};
 };
 
 // Nodes whose outputs nobody reads; initializers nobody reads.
@@ -26,6 +32,10 @@ void deduplicate_constants(ir::Model& model, const PassContext& ctx);
 // Initializers computed by passes are named after what reads them:
 // "<node name>.<input name in the ONNX schema>" ("/rnn/LSTM.W").
 void name_derived_initializers(ir::Model& model, const PassContext& ctx);
+// export_modules_as_functions: the nodes of each call of a selected
+// submodule become one node calling an ONNX local function (innermost
+// modules first, so functions nest).
+void outline_module_functions(ir::Model& model, const PassContext& ctx);
 // Checks the IR's invariants (use lists, topological order, unique names);
 // throws Error(Internal). Run after every pass in debug builds.
 void lint(const ir::Model& model, const char* after_pass);

@@ -149,6 +149,7 @@ void graph_to_proto(const ir::Graph& g, onnx::GraphProto& out, const ProtoOption
 std::map<std::string, int64_t> used_domains(const ir::Model& model) {
   std::map<std::string, int64_t> out;
   collect_domains(*model.graph, out);
+  for (const ir::Function& f : model.functions) collect_domains(*f.body, out);
   for (const auto& [d, v] : model.custom_opsets)
     if (!d.empty() && d != "ai.onnx") out[d] = v;
   return out;
@@ -173,6 +174,30 @@ void to_model_proto(const ir::Model& model, onnx::ModelProto& out, const ProtoOp
     m->set_value(v);
   }
   graph_to_proto(*model.graph, *out.mutable_graph(), options);
+  const std::map<std::string, int64_t> versions = used_domains(model);
+  for (const ir::Function& f : model.functions) {
+    onnx::FunctionProto* fp = out.add_functions();
+    fp->set_name(f.name);
+    fp->set_domain(f.domain);
+    for (const ir::Value* v : f.body->inputs()) fp->add_input(v->name());
+    for (const ir::Value* v : f.body->outputs()) fp->add_output(v->name());
+    ProtoOptions body_options = options;
+    body_options.value_info = false;
+    body_options.keep_initializers_as_inputs = false;
+    onnx::GraphProto body;
+    graph_to_proto(*f.body, body, body_options);
+    fp->mutable_node()->Swap(body.mutable_node());
+    auto* o = fp->add_opset_import();
+    o->set_domain("");
+    o->set_version(model.opset);
+    std::map<std::string, int64_t> inner;
+    collect_domains(*f.body, inner);
+    for (const auto& [domain, unused] : inner) {
+      auto* d = fp->add_opset_import();
+      d->set_domain(domain);
+      d->set_version(versions.count(domain) ? versions.at(domain) : 1);
+    }
+  }
 }
 
 }  // namespace torch2onnx::serialize

@@ -11,6 +11,9 @@ namespace torch2onnx::torch_side {
 
 // forward() of `module` as an inlined graph (module put in the requested training mode).
 TorchGraph inline_forward(torch::jit::Module& module, const TorchContext& ctx);
+// Traced torch.autograd.Functions (prim::PythonOp) become the ops they ran,
+// unless ctx.keep_python_op keeps them for their `symbolic`.
+void inline_autograd_functions(TorchGraph& tg, const TorchContext& ctx);
 // self.<path> reads -> parameter inputs (state_dict order) and constants.
 void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchContext& ctx);
 // Matches the example args against forward()'s inputs: tensors stay inputs,

@@ -3,6 +3,7 @@
 // (user tensor inputs..., parameters...) with what the example run saw.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,11 +51,25 @@ struct TorchGraph {
   std::unordered_map<const torch::jit::Value*, ExampleInfo> info;  // filled by the example run
 };
 
+// Set by the Python package, about prim::PythonOp nodes (torch.autograd.Function calls).
+struct PythonOpHooks {
+  // True: the node goes to the converter whole (its Function has a
+  // `symbolic`, or inlining is off); false: it is replaced by its body.
+  std::function<bool(const torch::jit::Node&)> keep;
+  // The Function's name if it has no `symbolic`, else "".
+  std::function<std::string(const torch::jit::Node&)> missing_symbolic;
+};
+
+// A kept node that cannot be converted carries this string attribute: the
+// name the unsupported-operator report gives it.
+inline const c10::Symbol kUnconvertibleAttr = c10::Symbol::attr("t2o_unconvertible");
+
 // Options and state shared by the torch passes.
 struct TorchContext {
   const ExportOptions& options;
   // Run the example for real on the CPU instead of on the meta device.
   bool real_example_run = false;
+  PythonOpHooks python_ops = {};
 };
 
 }  // namespace torch2onnx::torch_side

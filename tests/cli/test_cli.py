@@ -352,3 +352,79 @@ def test_external_data(small, tmp_path):
     onnx.checker.check_model(out, full_check=True)
     actual, _ = harness.run_ort(out, [x.numpy()], str(tmp_path))
     harness.compare([expected], actual)
+
+
+def test_modules_as_functions(small, tmp_path):
+    d, _, x, expected = small
+    out = str(tmp_path / "m.onnx")
+    proc = run("export", str(d / "small.pt"), "--args", str(d / "args.pt"), "-o", out, "--opset", "15",
+               "--modules-as-functions", "Linear,torch.nn.modules.conv.Conv2d")
+    assert proc.returncode == 0, proc.stderr
+    harness.full_check(out)
+    proto = onnx.load(out)
+    assert sorted(f.name for f in proto.functions) == ["Conv2d", "Linear"]
+    assert {"Conv2d", "Linear"} <= {n.op_type for n in proto.graph.node}
+    actual, _ = harness.run_ort(out, [x.numpy()], str(tmp_path))
+    harness.compare([expected], actual)
+    proc = run("export", str(d / "small.pt"), "--args", str(d / "args.pt"), "-o", out, "--opset", "14",
+               "--modules-as-functions", "all")
+    assert proc.returncode == 2 and "opset 15" in proc.stderr
+
+
+class NeedsNewerOpset(nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 0) + torch.special.bessel_j0(x)
+
+
+def test_check_lists_every_unconvertible_operator(small, tmp_path):
+    d = small[0]
+    proc = run("check", str(d / "small.pt"), "--args", str(d / "args.pt"))
+    assert proc.returncode == 0 and "converts at opset 17" in proc.stdout
+    pt = str(tmp_path / "u.pt")
+    harness.trace(Unsupported().eval(), (torch.randn(8),), pt)
+    proc = run("check", pt, "--input", "8")
+    assert proc.returncode == 1, proc.stderr
+    assert "2 operators (3 occurrences)" in proc.stdout
+    for fragment in ("aten::fft_rfft x1", "aten::special_bessel_j0 x2", "spectral", "bessel", "test_cli.py"):
+        assert fragment in proc.stdout
+    pt = str(tmp_path / "n.pt")
+    harness.trace(NeedsNewerOpset().eval(), (torch.randn(8),), pt)
+    proc = run("check", pt, "--input", "8", "--opset", "9")
+    assert "aten::cumsum x1 (supported from opset 11)" in proc.stdout
+    assert run("check", pt, "--input", "8", "--opset", "30").returncode == 2
+    assert run("check", pt).returncode == 2  # no example inputs
+
+
+def _ops(path):
+    return [(n.domain, n.op_type, {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute})
+            for n in onnx.load(path).graph.node]
+
+
+def test_operator_export_types(small, tmp_path):
+    pt = str(tmp_path / "u.pt")
+    harness.trace(Unsupported().eval(), (torch.randn(8),), pt)
+    out = str(tmp_path / "fallback.onnx")
+    proc = run("export", pt, "--input", "8", "-o", out, "--operator-export-type", "onnx_aten_fallback")
+    assert proc.returncode == 0, proc.stderr
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+    aten = [(op[2]["operator"], op[2]["overload_name"]) for op in _ops(out) if op[1] == "ATen"]
+    # abs of the complex spectrum stays ATen too: ONNX has no complex tensors.
+    assert sorted(aten) == [(b"abs", b""), (b"fft_rfft", b""), (b"special_bessel_j0", b""), (b"special_bessel_j0", b"")]
+    assert all(op[0] == "org.pytorch.aten" for op in _ops(out) if op[1] == "ATen")
+    assert {"ReduceSum", "Mul", "Add"} <= {op[1] for op in _ops(out)}  # the rest converts as usual
+    out = str(tmp_path / "fallthrough.onnx")
+    proc = run("export", pt, "--input", "8", "-o", out, "--operator-export-type", "onnx_fallthrough")
+    assert proc.returncode == 0, proc.stderr
+    kept = {(op[0], op[1]) for op in _ops(out) if op[0] not in ("", "ai.onnx")}
+    assert kept == {("aten", "fft_rfft"), ("aten", "abs"), ("aten", "special_bessel_j0")}
+    rfft = next(op for op in _ops(out) if op[1] == "fft_rfft")
+    assert rfft[2] == {"dim": -1, "norm": b"backward"} or rfft[2].get("dim") == -1
+    # onnx_aten: every aten operator as an ATen node
+    d = small[0]
+    out = str(tmp_path / "aten.onnx")
+    proc = run("export", str(d / "small.pt"), "--args", str(d / "args.pt"), "-o", out, "--operator-export-type", "onnx_aten")
+    assert proc.returncode == 0, proc.stderr
+    onnx.checker.check_model(onnx.load(out), full_check=True)
+    assert {op[2]["operator"] for op in _ops(out) if op[1] == "ATen"} >= {b"_convolution", b"batch_norm", b"relu",
+                                                                            b"linear"}
+    assert run("export", pt, "--input", "8", "-o", out, "--operator-export-type", "caffe2").returncode == 2

@@ -138,6 +138,10 @@ const char* usage_text() {
 
 Usage:
   torch2onnx export MODEL.pt -o OUT.onnx [inputs] [options]
+  torch2onnx check MODEL.pt [inputs] [--opset N]
+                                  list every operator that cannot be converted (with
+                                  counts, module paths, source lines and the lowest
+                                  opset that would); exit 1 if there is one
   torch2onnx ops [--opset N] [--markdown]
   torch2onnx batch FILE           run many exports in one process: each line of FILE
                                   holds the arguments of one export command
@@ -160,12 +164,19 @@ Options (as torch.onnx.export):
   --keep-initializers-as-inputs  also list weights as graph inputs
   --no-constant-folding       do not fold constant subgraphs
   --training MODE             eval (default), preserve or train
+  --operator-export-type T    onnx (default); onnx_aten: every aten op as an ATen node
+                              (domain org.pytorch.aten); onnx_aten_fallback: ATen nodes
+                              only where no conversion exists; onnx_fallthrough: ops
+                              without a conversion kept as nodes of their namespace
   --verbose                   print the exported graph in readable form
   --keep-doc-strings          each node's doc_string carries its source line
   --dynamic-axes JSON         axes of inputs/outputs that vary: '{"x": [0]}' (automatic
                               names x_dynamic_axes_1, ...) or '{"x": {"0": "batch"}}'
   --external-data             weights go to OUT.onnx.data (ONNX external data); automatic
                               when the model would pass protobuf's 2 GiB limit
+  --modules-as-functions C,D  each call of a submodule of class C or D (Python name,
+                              plain or qualified; 'all' = every submodule) becomes an
+                              ONNX local function (opset 15 and above)
 
 Exit status: 0 on success, 1 on an export error, 2 on a usage error.
 )";
@@ -184,7 +195,8 @@ Command parse(const std::vector<std::string>& argv) {
     c.name = "version";
     return c;
   }
-  if (first != "export" && first != "ops" && first != "batch") usage_error("unknown command '" + first + "'");
+  if (first != "export" && first != "check" && first != "ops" && first != "batch")
+    usage_error("unknown command '" + first + "'");
   c.name = first;
   ++i;
   auto value = [&](const std::string& flag) -> std::string {
@@ -216,9 +228,21 @@ Command parse(const std::vector<std::string>& argv) {
     else if (flag == "--verbose" || flag == "-v") c.options.verbose = true;
     else if (flag == "--keep-doc-strings") c.options.keep_doc_strings = true;
     else if (flag == "--external-data") c.options.external_data = true;
-    else if (flag == "--dynamic-axes") c.options.dynamic_axes = DynamicAxesParser(get()).parse();
+    else if (flag == "--modules-as-functions" || flag == "--export-modules-as-functions") {
+      c.options.export_modules_as_functions = split_names(get());
+      for (auto& cls : c.options.export_modules_as_functions)
+        if (cls == "all") cls = "*";
+    } else if (flag == "--dynamic-axes") c.options.dynamic_axes = DynamicAxesParser(get()).parse();
     else if (flag == "--markdown" && c.name == "ops") c.markdown = true;
-    else if (flag == "--training") {
+    else if (flag == "--operator-export-type") {
+      std::string m = get();
+      for (char& ch : m) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (m == "onnx") c.options.operator_export_type = OperatorExportType::Onnx;
+      else if (m == "onnx_aten") c.options.operator_export_type = OperatorExportType::OnnxAten;
+      else if (m == "onnx_aten_fallback") c.options.operator_export_type = OperatorExportType::OnnxAtenFallback;
+      else if (m == "onnx_fallthrough") c.options.operator_export_type = OperatorExportType::OnnxFallthrough;
+      else usage_error("--operator-export-type must be onnx, onnx_aten, onnx_aten_fallback or onnx_fallthrough, got '" + m + "'");
+    } else if (flag == "--training") {
       std::string m = get();
       if (m == "eval") c.options.training = TrainingMode::Eval;
       else if (m == "preserve") c.options.training = TrainingMode::Preserve;
@@ -226,19 +250,19 @@ Command parse(const std::vector<std::string>& argv) {
       else usage_error("--training must be eval, preserve or train, got '" + m + "'");
     } else if (!a.empty() && a[0] == '-') {
       usage_error("unknown option '" + a + "'");
-    } else if ((c.name == "export" || c.name == "batch") && c.model.empty()) {
+    } else if ((c.name == "export" || c.name == "check" || c.name == "batch") && c.model.empty()) {
       c.model = a;
     } else {
       usage_error("unexpected argument '" + a + "'");
     }
   }
   if (c.name == "batch" && c.model.empty()) usage_error("batch needs a file with one export command per line");
-  if (c.name == "export") {
-    if (c.model.empty()) usage_error("export needs a model file (MODEL.pt)");
-    if (c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");
+  if (c.name == "export" || c.name == "check") {
+    if (c.model.empty()) usage_error(c.name + " needs a model file (MODEL.pt)");
+    if (c.name == "export" && c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");
     if (!c.args_file.empty() && !c.inputs.empty()) usage_error("give example inputs with --args or with --input, not both");
     if (c.args_file.empty() && c.inputs.empty())
-      usage_error("export needs example inputs: --args FILE.pt or one --input per forward() argument");
+      usage_error(c.name + " needs example inputs: --args FILE.pt or one --input per forward() argument");
   }
   return c;
 }

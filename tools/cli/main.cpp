@@ -51,6 +51,29 @@ int run_ops(const torch2onnx::cli::Command& c) {
 }
 
 int run_export(const torch2onnx::cli::Command& c);
+std::vector<c10::IValue> example_args(const torch2onnx::cli::Command& c);
+
+// `torch2onnx check MODEL.pt ...`: every operator that cannot be converted.
+int run_check(const torch2onnx::cli::Command& c) {
+  const int opset = c.options.opset_version;
+  auto module = torch2onnx::load_archive(c.model);
+  const auto ops = torch2onnx::unconvertible_ops(module, example_args(c), opset);
+  if (ops.empty()) {
+    std::cout << "every operator of " << c.model << " converts at opset " << opset << "\n";
+    return 0;
+  }
+  int64_t total = 0;
+  for (const auto& u : ops) total += u.count;
+  std::cout << ops.size() << " operator" << (ops.size() == 1 ? "" : "s") << " (" << total << " occurrence"
+            << (total == 1 ? "" : "s") << ") of " << c.model << " cannot be converted at opset " << opset << ":\n";
+  for (const auto& u : ops) {
+    std::cout << "  " << u.op << " x" << u.count;
+    if (u.lowest_opset) std::cout << " (supported from opset " << *u.lowest_opset << ")";
+    std::cout << "\n";
+    for (const auto& where : u.locations) std::cout << "      " << where << "\n";
+  }
+  return 1;
+}
 
 // `torch2onnx batch FILE`: each line of FILE holds the arguments of one
 // export command; all run in this process. Prints "OK <output>" or
@@ -85,14 +108,18 @@ int run_batch(const torch2onnx::cli::Command& c) {
   return failures ? 1 : 0;
 }
 
-int run_export(const torch2onnx::cli::Command& c) {
+std::vector<c10::IValue> example_args(const torch2onnx::cli::Command& c) {
   std::vector<c10::IValue> args;
   if (!c.args_file.empty()) {
     args = torch2onnx::load_example_args(c.args_file);
   } else {
     for (const auto& spec : c.inputs) args.emplace_back(torch2onnx::frontend::input_from_spec(spec));
   }
-  torch2onnx::export_model(torch2onnx::load_archive(c.model), args, c.output, c.options);
+  return args;
+}
+
+int run_export(const torch2onnx::cli::Command& c) {
+  torch2onnx::export_model(torch2onnx::load_archive(c.model), example_args(c), c.output, c.options);
   return 0;
 }
 
@@ -121,6 +148,7 @@ int main(int argc, char** argv) {
     }
     if (c.name == "ops") return run_ops(c);
     if (c.name == "batch") return run_batch(c);
+    if (c.name == "check") return run_check(c);
     return run_export(c);
   } catch (const Error& e) {
     std::cerr << "torch2onnx: error: " << e.what() << "\n";

@@ -11,6 +11,15 @@
 
 namespace torch2onnx::ir {
 
+// An ONNX model-local function (export_modules_as_functions): called by
+// nodes of type `name` in `domain`; its body's inputs and outputs are the
+// function's (the body has no initializers).
+struct Function {
+  std::string domain;
+  std::string name;
+  std::unique_ptr<Graph> body;
+};
+
 struct Model {
   std::unique_ptr<Graph> graph = std::make_unique<Graph>();
   int64_t opset = 17;
@@ -20,6 +29,7 @@ struct Model {
   std::string producer_version;
   std::string doc_string;
   std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<Function> functions;
 };
 
 // The IR version an opset was introduced with (ONNX's versioning table).

@@ -1,0 +1,206 @@
+// torch2onnx._C: the Python extension over the C++ core. Exports run in C++
+// with the GIL released; only Python symbolics (register_custom_op_symbolic,
+// autograd Functions' `symbolic`) call back into Python.
+#include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/python/script_init.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include <sstream>
+
+#include "api_internal.h"
+#include "python_symbolic.h"
+#include "symbolic/registry.h"
+#include "torch2onnx/torch2onnx.h"
+
+namespace py = pybind11;
+using namespace torch2onnx;
+
+namespace {
+
+py::object& errors_module() {
+  static py::object* m = new py::object(py::module_::import("torch2onnx.errors"));
+  return *m;
+}
+
+// Raises the torch2onnx.errors class for the C++ error's kind.
+[[noreturn]] void raise(const Error& e) {
+  const char* cls = "OnnxExporterError";
+  switch (e.kind()) {
+    case Error::Kind::Usage: cls = "ExportUsageError"; break;
+    case Error::Kind::Unsupported: cls = "UnsupportedOperatorError"; break;
+    case Error::Kind::Check: cls = "CheckerError"; break;
+    case Error::Kind::Args: cls = "ExampleInputError"; break;
+    case Error::Kind::Load: cls = "LoadError"; break;
+    case Error::Kind::Io: cls = "ExportIOError"; break;
+    default: break;
+  }
+  py::object exc = errors_module().attr(cls)(e.what());
+  if (auto* u = dynamic_cast<const UnsupportedOperatorError*>(&e)) {
+    py::list ops;
+    for (const auto& op : u->operators()) ops.append(op.op);
+    exc.attr("operators") = ops;
+  }
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  throw py::error_already_set();
+}
+
+ExportOptions options_from(const py::dict& d) {
+  ExportOptions o;
+  auto has = [&](const char* k) { return d.contains(k) && !py::object(d[k]).is_none(); };
+  if (has("opset_version")) o.opset_version = d["opset_version"].cast<int>();
+  if (has("export_params")) o.export_params = d["export_params"].cast<bool>();
+  if (has("verbose")) o.verbose = d["verbose"].cast<bool>();
+  if (has("training")) o.training = static_cast<TrainingMode>(d["training"].cast<int>());
+  if (has("input_names")) o.input_names = d["input_names"].cast<std::vector<std::string>>();
+  if (has("output_names")) o.output_names = d["output_names"].cast<std::vector<std::string>>();
+  if (has("operator_export_type"))
+    o.operator_export_type = static_cast<OperatorExportType>(d["operator_export_type"].cast<int>());
+  if (has("do_constant_folding")) o.do_constant_folding = d["do_constant_folding"].cast<bool>();
+  if (has("keep_initializers_as_inputs")) o.keep_initializers_as_inputs = d["keep_initializers_as_inputs"].cast<bool>();
+  if (has("custom_opsets")) o.custom_opsets = d["custom_opsets"].cast<std::map<std::string, int64_t>>();
+  if (has("keep_doc_strings")) o.keep_doc_strings = d["keep_doc_strings"].cast<bool>();
+  if (has("external_data")) o.external_data = d["external_data"].cast<bool>();
+  if (has("modules_as_functions"))
+    o.export_modules_as_functions = d["modules_as_functions"].cast<std::vector<std::string>>();
+  if (has("dynamic_axes")) {
+    for (auto item : d["dynamic_axes"].cast<py::dict>()) {
+      auto& axes = o.dynamic_axes[item.first.cast<std::string>()];
+      py::object spec = py::reinterpret_borrow<py::object>(item.second);
+      if (py::isinstance<py::dict>(spec)) {
+        for (auto a : spec.cast<py::dict>()) axes.push_back(DynamicAxis{a.first.cast<int64_t>(), a.second.cast<std::string>()});
+      } else {
+        for (auto a : spec) axes.push_back(DynamicAxis{a.cast<int64_t>(), ""});
+      }
+    }
+  }
+  return o;
+}
+
+std::vector<c10::IValue> ivalues_from(const py::tuple& args) {
+  std::vector<c10::IValue> out;
+  for (auto a : args) out.push_back(torch::jit::toTypeInferredIValue(a));
+  return out;
+}
+
+// autograd Functions with a `symbolic` stay one node; inline_autograd=False keeps all.
+ExportHooks python_hooks(const py::dict& options) {
+  bool inline_autograd = !options.contains("inline_autograd") || options["inline_autograd"].cast<bool>();
+  ExportHooks h;
+  if (inline_autograd)
+    h.python_ops.keep = [](const torch::jit::Node& n) { return python::has_symbolic(n); };
+  else
+    h.python_ops.keep = [](const torch::jit::Node&) { return true; };
+  h.python_ops.missing_symbolic = [](const torch::jit::Node& n) {
+    return python::has_symbolic(n) ? std::string() : python::function_name(n);
+  };
+  return h;
+}
+
+// Runs `fn` without the GIL, turning torch2onnx errors into Python exceptions.
+template <typename Fn>
+auto without_gil(Fn&& fn) {
+  try {
+    py::gil_scoped_release release;
+    return fn();
+  } catch (const Error& e) {
+    raise(e);
+  }
+}
+
+// A ScriptFunction as a module whose forward() is the function.
+torch::jit::Module module_from_function(const torch::jit::StrongFunctionPtr& f) {
+  auto* fn = dynamic_cast<torch::jit::GraphFunction*>(f.function_);
+  if (!fn) throw py::type_error("the ScriptFunction has no TorchScript graph");
+  auto cu = std::make_shared<torch::jit::CompilationUnit>();
+  auto cls = c10::ClassType::create("__torch__.torch2onnx.ScriptFunction_" + fn->name(), cu, /*is_module=*/true);
+  cu->register_type(cls);
+  torch::jit::Module m(cu, cls);
+  std::shared_ptr<torch::jit::Graph> g = fn->graph()->copy();
+  g->insertInput(0, "self")->setType(cls);
+  torch::jit::Function* forward = cu->create_function(c10::QualifiedName(*cls->name(), "forward"), g);
+  cls->addMethod(forward);
+  return m;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "torch2onnx's C++ core";
+  // The built-in symbolic of autograd Functions that have a `symbolic`.
+  user_registry().add("prim::PythonOp", kMinOpset, python::python_op_symbolic);
+  python::bind_symbolic_api(m);
+
+  m.def("version", &version);
+
+  m.def(
+      "export",
+      [](const torch::jit::Module& module, py::tuple args, py::object path, py::dict options) -> py::object {
+        ExportOptions o = options_from(options);
+        std::vector<c10::IValue> ivalues = ivalues_from(args);
+        std::ostringstream verbose;
+        o.verbose_stream = &verbose;
+        std::string file = path.is_none() ? std::string() : path.cast<std::string>();
+        ExportHooks hooks = python_hooks(options);
+        std::string bytes = without_gil([&] {
+          if (!file.empty()) {
+            api::export_to_file(module, ivalues, file, o, hooks);
+            return std::string();
+          }
+          return api::export_to_bytes(module, ivalues, o, hooks);
+        });
+        if (o.verbose) py::print(verbose.str(), py::arg("end") = "", py::arg("flush") = true);
+        if (!file.empty()) return py::none();
+        return py::bytes(bytes);
+      },
+      py::arg("module"), py::arg("args"), py::arg("path"), py::arg("options"),
+      "Exports module.forward(*args); writes `path`, or returns the bytes when path is None");
+
+  m.def(
+      "export_to_pretty_string",
+      [](const torch::jit::Module& module, py::tuple args, py::dict options) {
+        ExportOptions o = options_from(options);
+        std::vector<c10::IValue> ivalues = ivalues_from(args);
+        ExportHooks hooks = python_hooks(options);
+        return without_gil([&] { return api::export_to_pretty_string(module, ivalues, o, hooks); });
+      },
+      py::arg("module"), py::arg("args"), py::arg("options"));
+
+  m.def(
+      "unconvertible_ops",
+      [](const torch::jit::Module& module, py::tuple args, int opset) {
+        std::vector<c10::IValue> ivalues = ivalues_from(args);
+        std::shared_ptr<torch::jit::Graph> graph;
+        const ExportHooks hooks = python_hooks(py::dict());  // with the GIL: it makes a Python dict
+        std::vector<UnsupportedOperator> ops =
+            without_gil([&] { return api::unconvertible_ops(module, ivalues, opset, hooks, &graph); });
+        std::vector<std::string> names;
+        for (const auto& u : ops) names.push_back(u.op);
+        return py::make_tuple(graph, names);
+      },
+      py::arg("module"), py::arg("args"), py::arg("opset_version"));
+
+  m.def(
+      "module_from_function",
+      [](const torch::jit::StrongFunctionPtr& f) { return module_from_function(f); },
+      "A ScriptFunction as a ScriptModule whose forward() is the function");
+
+  m.def(
+      "register_symbolic",
+      [](const std::string& op, int opset, py::function fn) {
+        try {
+          register_symbolic(op, opset, python::python_symbolic(std::move(fn)));
+        } catch (const Error& e) {
+          raise(e);
+        }
+      },
+      py::arg("op"), py::arg("opset"), py::arg("fn"));
+  m.def("unregister_symbolic", [](const std::string& op, int opset) { return unregister_symbolic(op, opset); });
+  m.def("registered_opsets", [](const std::string& op) {
+    for (const auto& [name, since] : user_registry().list())
+      if (name == op) return since;
+    return std::vector<int>{};
+  });
+  m.attr("MIN_OPSET") = kMinOpset;
+  m.attr("MAX_OPSET") = kMaxOpset;
+}

@@ -1,0 +1,273 @@
+"""From what torch.onnx.export accepts (a model and its example args) to what
+the C++ core takes: a torch._C.ScriptModule and a tuple of example values."""
+import inspect
+
+import torch
+
+from . import errors
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def split_args(args, kwargs):
+    """(positional, keyword) from export's `args` and `kwargs`.
+
+    A trailing dict in `args` holds keyword args; an empty trailing dict only
+    marks that the dict before it is a positional argument."""
+    if args is None:
+        args = ()
+    elif isinstance(args, torch.Tensor):
+        args = (args,)
+    elif isinstance(args, list):
+        args = tuple(args)
+    elif not isinstance(args, tuple):
+        args = (args,)
+    keyword = {}
+    if args and isinstance(args[-1], dict):
+        keyword = dict(args[-1])
+        args = args[:-1]
+    if kwargs:
+        overlap = set(keyword) & set(kwargs)
+        if overlap:
+            raise errors.ExportUsageError(f"keyword args given twice (in args and in kwargs): {sorted(overlap)}")
+        keyword.update(kwargs)
+    for name in keyword:
+        if not isinstance(name, str):
+            raise errors.ExportUsageError(
+                f"the trailing dict of args holds keyword arguments, so its keys must be names, not {name!r}; "
+                "to pass a dict as the last positional argument, add an empty dict after it: (x, {...}, {})")
+    return args, keyword
+
+
+def _has_tensor(value):
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_has_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_tensor(v) for v in value.values())
+    return False
+
+
+def _only_tensors(value):
+    """A tensor, or (nested) tuples/lists of tensors only: traceable as is."""
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, (tuple, list)):
+        return len(value) > 0 and all(_only_tensors(v) for v in value)
+    return False
+
+
+def _leaves(value, out):
+    if isinstance(value, torch.Tensor):
+        out.append(value)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _leaves(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _leaves(v, out)
+    return out
+
+
+def _rebuild(value, tensors):
+    """`value` with its tensors replaced, in order, by those of the iterator `tensors`."""
+    if isinstance(value, torch.Tensor):
+        return next(tensors)
+    if isinstance(value, tuple):
+        items = [_rebuild(v, tensors) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, list):
+        return [_rebuild(v, tensors) for v in value]
+    if isinstance(value, dict):
+        return type(value)((k, _rebuild(v, tensors)) for k, v in value.items())
+    return value
+
+
+class _Entry:
+    """One argument of forward(): its name, value and how it is passed."""
+
+    def __init__(self, name, value, keyword):
+        self.name, self.value, self.keyword = name, value, keyword
+
+
+def bind_python(fn, args, kwargs):
+    """Matches args/kwargs to the parameters of the Python callable `fn`."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return [_Entry(f"input_{i}", a, False) for i, a in enumerate(args)] + [
+            _Entry(k, v, True) for k, v in kwargs.items()]
+    entries, used, i = [], set(), 0
+    params = list(sig.parameters.values())
+    for p in params:
+        if p.kind in _POSITIONAL:
+            if i < len(args):
+                entries.append(_Entry(p.name, args[i], False))
+                i += 1
+            elif p.name in kwargs:
+                entries.append(_Entry(p.name, kwargs[p.name], True))
+                used.add(p.name)
+        elif p.kind == inspect.Parameter.VAR_POSITIONAL:
+            for k in range(i, len(args)):
+                entries.append(_Entry(f"{p.name}_{k - i}", args[k], False))
+            i = len(args)
+        elif p.kind == inspect.Parameter.KEYWORD_ONLY:
+            if p.name in kwargs:
+                entries.append(_Entry(p.name, kwargs[p.name], True))
+                used.add(p.name)
+        elif p.kind == inspect.Parameter.VAR_KEYWORD:
+            for k, v in kwargs.items():
+                if k not in used and k not in sig.parameters:
+                    entries.append(_Entry(k, v, True))
+                    used.add(k)
+    if i < len(args):
+        raise errors.ExampleInputError(
+            f"forward() takes {sum(p.kind in _POSITIONAL for p in params)} positional arguments but "
+            f"{len(args)} example args were given")
+    unknown = [k for k in kwargs if k not in used and not any(e.name == k for e in entries)]
+    if unknown:
+        raise errors.ExampleInputError(f"forward() has no parameter named {', '.join(map(repr, unknown))}")
+    missing = [p.name for p in params if p.kind in _POSITIONAL and p.default is inspect.Parameter.empty
+               and not any(e.name == p.name for e in entries)]
+    if missing:
+        raise errors.ExampleInputError(f"no example value for forward()'s argument(s) {', '.join(map(repr, missing))}")
+    return entries
+
+
+class _FlatForward:
+    """forward(*trace_inputs) -> the model's forward with the original
+    arguments rebuilt: non-tensor values baked in, tensors from the inputs."""
+
+    def __init__(self, forward, entries):
+        self.forward = forward
+        self.plan = []  # per entry: (entry, traced whole?)
+        params = []
+        for e in entries:
+            if not _has_tensor(e.value):
+                self.plan.append((e, None))
+            elif _only_tensors(e.value):
+                self.plan.append((e, "whole"))
+                params.append(e.name)
+            else:
+                n = len(_leaves(e.value, []))
+                self.plan.append((e, n))
+                params += [f"{e.name}_{k}" for k in range(n)]
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter(_identifier(n, k), inspect.Parameter.POSITIONAL_OR_KEYWORD) for k, n in enumerate(params)])
+
+    def trace_inputs(self):
+        out = []
+        for e, how in self.plan:
+            if how == "whole":
+                out.append(e.value)
+            elif how is not None:
+                out += _leaves(e.value, [])
+        return tuple(out)
+
+    def __call__(self, *inputs):
+        it = iter(inputs)
+        positional, keyword = [], {}
+        for e, how in self.plan:
+            if how is None:
+                value = e.value
+            elif how == "whole":
+                value = next(it)
+            else:
+                value = _rebuild(e.value, iter([next(it) for _ in range(how)]))
+            if e.keyword:
+                keyword[e.name] = value
+            else:
+                positional.append(value)
+        return self.forward(*positional, **keyword)
+
+
+def clone_tensors(value):
+    """`value` with every tensor in it (in tuples, lists and dicts) copied."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*[clone_tensors(v) for v in value])
+    if isinstance(value, (tuple, list)):
+        return type(value)(clone_tensors(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((k, clone_tensors(v)) for k, v in value.items())
+    return value
+
+
+def _identifier(name, k):
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(name))
+    if not name or name[0].isdigit():
+        name = f"input_{k}"
+    return name
+
+
+def trace(model, args, kwargs):
+    """Traces the nn.Module `model` (torch.jit.trace, non-strict) with the example
+    args; returns (torch._C.ScriptModule, example values for the core)."""
+    had_own_forward = "forward" in model.__dict__
+    forward = model.forward
+    flat = _FlatForward(forward, bind_python(forward, args, kwargs))
+    inputs = flat.trace_inputs()
+    model.forward = flat  # Module.__call__ (which runs the hooks) calls self.forward
+    try:
+        with torch.no_grad():
+            # On copies: a forward() that writes into its inputs must not change the caller's tensors.
+            traced = torch.jit.trace(model, clone_tensors(inputs), strict=False, check_trace=False)
+    except errors.OnnxExporterError:
+        raise
+    except Exception as e:  # the model itself failed on the example args
+        raise errors.ExampleInputError(f"tracing {type(model).__name__}.forward on the example args failed: "
+                                       f"{type(e).__name__}: {e}") from e
+    finally:
+        if had_own_forward:
+            model.forward = forward
+        else:
+            del model.forward
+    return traced._c, inputs
+
+
+def _schema_names(schema, skip_self):
+    arguments = list(schema.arguments)[1 if skip_self else 0:]
+    return arguments
+
+
+def bind_script(schema, args, kwargs, skip_self, what):
+    """Example values for a TorchScript forward() in schema order (keyword args
+    placed, defaults filled in)."""
+    arguments = _schema_names(schema, skip_self)
+    if len(args) > len(arguments):
+        raise errors.ExampleInputError(f"{what} takes {len(arguments)} arguments but {len(args)} example args were given")
+    values = list(args)
+    names = [a.name for a in arguments]
+    unknown = [k for k in kwargs if k not in names]
+    if unknown:
+        raise errors.ExampleInputError(f"{what} has no parameter named {', '.join(map(repr, unknown))}")
+    for a in arguments[len(args):]:
+        if a.name in kwargs:
+            values.append(kwargs[a.name])
+        elif a.default_value is not None or a.has_default_value():
+            values.append(a.default_value)
+        else:
+            raise errors.ExampleInputError(f"no example value for {what}'s argument '{a.name}'")
+    for k in kwargs:
+        if names.index(k) < len(args):
+            raise errors.ExampleInputError(f"{what}'s argument '{k}' given both positionally and by keyword")
+    return tuple(values)
+
+
+def prepare(model, args, kwargs):
+    """(torch._C.ScriptModule, example values) for any model export accepts."""
+    from . import _C
+
+    if isinstance(model, torch.jit.ScriptFunction):
+        values = bind_script(model.schema, args, kwargs, False, f"{model.name}()")
+        return _C.module_from_function(model), values
+    if isinstance(model, torch.jit.ScriptModule):
+        values = bind_script(model._c._get_method("forward").schema, args, kwargs, True, "forward()")
+        return model._c, values
+    if isinstance(model, torch.nn.Module):
+        return trace(model, args, kwargs)
+    raise errors.ExportUsageError(
+        f"model must be a torch.nn.Module, torch.jit.ScriptModule or torch.jit.ScriptFunction, not "
+        f"{type(model).__name__}")

@@ -1,0 +1,26 @@
+// The public API's functions with the pipeline's hooks exposed, for hosts
+// that add to the pipeline (the Python package).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pipeline.h"
+#include "torch2onnx/torch2onnx.h"
+
+namespace torch2onnx::api {
+
+void export_to_file(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
+                    const ExportOptions& options, const ExportHooks& hooks);
+// The serialized ModelProto; an Io error when the weights need external data.
+std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                            const ExportOptions& options, const ExportHooks& hooks);
+std::string export_to_pretty_string(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                                    const ExportOptions& options, const ExportHooks& hooks);
+// The torch-side graph (after the torch passes) and what cannot be converted in it.
+std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& module,
+                                                   const std::vector<c10::IValue>& args, int opset,
+                                                   const ExportHooks& hooks,
+                                                   std::shared_ptr<torch::jit::Graph>* graph = nullptr);
+
+}  // namespace torch2onnx::api

@@ -1,0 +1,283 @@
+"""The rest of the torch.onnx API: file-like targets, options, modes,
+export_to_pretty_string, unconvertible_ops, operators, logging, errors."""
+import io
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn as nn
+
+import torch2onnx
+from torch2onnx import errors, operators, utils
+from conftest import assert_matches, check_onnx, export_and_run, run_ort
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.drop = nn.Dropout(0.5)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return self.bn(self.drop(self.fc(x))).relu()
+
+
+def test_file_like_target():
+    m = Small().eval()
+    x = torch.randn(5, 4)
+    buf = io.BytesIO()
+    torch2onnx.export(m, (x,), buf)
+    data = buf.getvalue()
+    check_onnx(data)
+    assert_matches(m(x), run_ort(data, [x]))
+
+
+def test_path_like_target(tmp_path):
+    torch2onnx.export(Small(), (torch.randn(5, 4),), tmp_path / "m.onnx")
+    check_onnx(str(tmp_path / "m.onnx"))
+
+
+def test_verify_runs_onnx_runtime(tmp_path):
+    torch2onnx.export(Small(), (torch.randn(5, 4),), str(tmp_path / "m.onnx"), verify=True)
+    torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), verify=True)
+
+
+def test_verify_reports_a_mismatch(tmp_path):
+    def wrong(g, self):
+        return self  # not a relu
+
+    torch2onnx.register_custom_op_symbolic("aten::relu", wrong, 9)
+    try:
+        with pytest.raises(AssertionError, match="max \\|onnxruntime - pytorch\\|"):
+            torch2onnx.export(nn.ReLU(), (torch.randn(50),), str(tmp_path / "m.onnx"), verify=True)
+    finally:
+        torch2onnx.unregister_custom_op_symbolic("aten::relu", 9)
+
+
+def test_export_params_and_initializers_as_inputs(tmp_path):
+    m = Small().eval()
+    x = torch.randn(5, 4)
+    proto, _ = export_and_run(m, (x,), tmp_path, name="a.onnx", do_constant_folding=False)
+    assert {i.name for i in proto.graph.initializer} >= {"fc.weight", "fc.bias"}
+    assert [i.name for i in proto.graph.input] == ["x"]
+    proto, _ = export_and_run(m, (x,), tmp_path, name="b.onnx", keep_initializers_as_inputs=True,
+                              do_constant_folding=False, run_inputs=[x])
+    assert {"fc.weight", "fc.bias"} <= {i.name for i in proto.graph.input}
+    path = str(tmp_path / "c.onnx")
+    torch2onnx.export(m, (x,), path, export_params=False, do_constant_folding=False)
+    proto = onnx.load(path)
+    assert not proto.graph.initializer
+    names = [i.name for i in proto.graph.input]
+    assert names[:3] == ["x", "fc.weight", "fc.bias"]
+    params = dict(m.state_dict())
+    out = run_ort(path, [x] + [params[n] for n in names[1:]])
+    assert_matches(m(x), out)
+
+
+def test_training_modes(tmp_path):
+    m = Small()
+    m.train()
+    x = torch.randn(5, 4)
+    proto, _ = export_and_run(m, (x,), tmp_path, name="eval.onnx")
+    assert "Dropout" not in {n.op_type for n in proto.graph.node}
+    assert m.training  # restored
+    path = str(tmp_path / "train.onnx")
+    torch2onnx.export(m, (x,), path, training=torch2onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    assert "Dropout" in {n.op_type for n in onnx.load(path).graph.node}
+    # torch.onnx's enum and a bool are accepted too.
+    torch2onnx.export(m, (x,), io.BytesIO(), training=torch.onnx.TrainingMode.EVAL)
+    torch2onnx.export(m, (x,), io.BytesIO(), training=False)
+    m.eval()
+    proto, _ = export_and_run(m, (x,), tmp_path, name="preserve.onnx", training=torch2onnx.TrainingMode.PRESERVE)
+    assert "Dropout" not in {n.op_type for n in proto.graph.node}
+
+
+def test_select_model_mode_for_export():
+    m = Small()
+    m.train()
+    with torch2onnx.select_model_mode_for_export(m, torch2onnx.TrainingMode.EVAL):
+        assert not m.training and not m.fc.training
+    assert m.training and m.fc.training
+    m.eval()
+    with torch2onnx.select_model_mode_for_export(m, torch2onnx.TrainingMode.TRAINING):
+        assert m.training
+    assert not m.training
+    with torch2onnx.select_model_mode_for_export(m, torch2onnx.TrainingMode.PRESERVE):
+        assert not m.training
+
+
+class RecordsExport(nn.Module):
+    seen = []
+
+    def forward(self, x):
+        RecordsExport.seen.append(torch2onnx.is_in_onnx_export())
+        return x * 2
+
+
+def test_is_in_onnx_export():
+    assert not torch2onnx.is_in_onnx_export()
+    RecordsExport.seen.clear()
+    RecordsExport()(torch.ones(1))
+    torch2onnx.export(RecordsExport(), (torch.ones(2),), io.BytesIO())
+    assert RecordsExport.seen[0] is False and True in RecordsExport.seen[1:]
+    assert not torch2onnx.is_in_onnx_export()
+
+
+def test_export_to_pretty_string():
+    m = Small().eval()
+    text = torch2onnx.export_to_pretty_string(m, (torch.randn(5, 4),), input_names=["input"])
+    assert text.startswith("graph(%input : Float(5, 4)")
+    assert "onnx::Gemm" in text
+    proto_text = torch2onnx.export_to_pretty_string(m, (torch.randn(5, 4),), google_printer=True)
+    assert 'op_type: "Gemm"' in proto_text and "ir_version" in proto_text
+
+
+class Unsupported(nn.Module):
+    def forward(self, x):
+        y = torch.fft.fft(x).real
+        return torch.linalg.det(y.reshape(2, 2, 2)) + torch.fft.ifft(x).imag.sum()
+
+
+def test_unconvertible_ops_lists_every_one():
+    graph, ops = torch2onnx.unconvertible_ops(Unsupported(), (torch.randn(8),), opset_version=17)
+    # complex tensors have no ONNX type: the FFTs and real/imag cannot be converted (det can)
+    assert set(ops) == {"aten::fft_fft", "aten::fft_ifft", "aten::real", "aten::imag"}
+    assert "aten::fft_fft" in str(graph)
+    graph, ops = utils.unconvertible_ops(Small(), (torch.randn(5, 4),))
+    assert ops == []
+
+
+def test_unsupported_operator_error(tmp_path):
+    path = tmp_path / "m.onnx"
+    with pytest.raises(torch2onnx.UnsupportedOperatorError) as info:
+        torch2onnx.export(Unsupported(), (torch.randn(8),), str(path))
+    message = str(info.value)
+    for op in ("aten::fft_fft", "aten::fft_ifft", "aten::real", "aten::imag"):
+        assert op in message and op in info.value.operators
+    assert "test_api.py" in message  # where in the model: the source line
+    assert not path.exists()
+
+
+def test_example_input_errors(tmp_path):
+    with pytest.raises(errors.ExampleInputError, match="mat1 and mat2 shapes cannot be multiplied"):
+        torch2onnx.export(Small(), (torch.randn(5, 7),), str(tmp_path / "m.onnx"))
+    with pytest.raises(errors.ExampleInputError):
+        torch2onnx.export(Small(), (torch.randn(5, 4), torch.randn(2)), str(tmp_path / "m.onnx"))
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_usage_errors(tmp_path):
+    with pytest.raises(errors.ExportUsageError, match="opset"):
+        torch2onnx.export(Small(), (torch.randn(5, 4),), str(tmp_path / "m.onnx"), opset_version=8)
+    with pytest.raises(errors.ExportUsageError, match="f must be"):
+        torch2onnx.export(Small(), (torch.randn(5, 4),), 42)
+    with pytest.raises(errors.ExportUsageError, match="input_names"):
+        torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), input_names="x")
+    with pytest.raises(errors.ExportUsageError, match="nope"):
+        torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), input_names=["x"],
+                          dynamic_axes={"nope": {0: "batch"}})
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), not_an_option=1)
+    with pytest.raises(errors.ExportUsageError):
+        torch2onnx.export(lambda x: x, (torch.randn(1),), io.BytesIO())
+    # Every torch2onnx error is an OnnxExporterError and keeps the C++ message.
+    assert issubclass(errors.ExampleInputError, torch2onnx.OnnxExporterError)
+
+
+def test_unwritable_path(tmp_path):
+    with pytest.raises(errors.ExportIOError):
+        torch2onnx.export(Small(), (torch.randn(5, 4),), str(tmp_path / "no" / "such" / "dir" / "m.onnx"))
+
+
+def test_legacy_positional_options(tmp_path):
+    # torch 1.13's order: export(model, args, f, export_params, verbose, training, input_names, output_names, ...)
+    path = str(tmp_path / "m.onnx")
+    torch2onnx.export(Small().eval(), (torch.randn(5, 4),), path, True, False, torch2onnx.TrainingMode.EVAL,
+                      ["input"], ["output"])
+    proto = onnx.load(path)
+    assert proto.graph.input[0].name == "input" and proto.graph.output[0].name == "output"
+
+
+@torch.jit.script
+def scripted_fn(x, y: float):
+    return x * y + 1
+
+
+class Scripted(nn.Module):
+    def forward(self, x, n: int):
+        for _ in range(n):
+            x = x * 2
+        return x
+
+
+def test_script_function_and_script_module(tmp_path):
+    x = torch.randn(3)
+    proto, out = export_and_run(scripted_fn, (x, 2.5), tmp_path, name="f.onnx", run_inputs=[x, 2.5])
+    assert_matches(scripted_fn(x, 2.5), out)
+    m = torch.jit.script(Scripted())
+    proto, out = export_and_run(m, (x, 3), tmp_path, name="m.onnx", run_inputs=[x, 3])
+    assert_matches(m(x, 3), out)
+    assert_matches(m(x, 5), run_ort(str(tmp_path / "m.onnx"), [x, 5]))
+
+
+class Shapes(nn.Module):
+    def forward(self, x):
+        shape = operators.shape_as_tensor(x)
+        return operators.reshape_from_tensor_shape(x.flatten(), shape[[1, 0]]), shape
+
+
+def test_shape_as_tensor(tmp_path):
+    x = torch.randn(3, 4)
+    proto, out = export_and_run(Shapes(), (x,), tmp_path, input_names=["x"], dynamic_axes={"x": [0, 1]})
+    assert "Shape" in {n.op_type for n in proto.graph.node}
+    assert_matches(Shapes()(x), out)
+    y = torch.randn(5, 2)
+    assert_matches(Shapes()(y), run_ort(str(tmp_path / "model.onnx"), [y]))
+
+
+def test_enable_log(tmp_path, capfd):
+    torch2onnx.enable_log()
+    try:
+        assert torch2onnx.is_onnx_log_enabled()
+        torch2onnx.export(Small(), (torch.randn(5, 4),), str(tmp_path / "m.onnx"))
+    finally:
+        torch2onnx.disable_log()
+    err = capfd.readouterr().err
+    assert "torch2onnx: exported Small (opset 17)" in err
+    assert "[t2o] convert:" in err
+    torch2onnx.export(Small(), (torch.randn(5, 4),), str(tmp_path / "m.onnx"))
+    assert "torch2onnx:" not in capfd.readouterr().err
+
+
+def test_opset_range_and_dtypes(tmp_path):
+    for opset in (9, 13, 17):
+        proto, out = export_and_run(Small().eval(), (torch.randn(5, 4),), tmp_path, name=f"m{opset}.onnx",
+                                    opset_version=opset)
+        assert proto.opset_import[0].version == opset
+    x = torch.randn(5, 4, dtype=torch.float64)
+    m = Small().double().eval()
+    proto, out = export_and_run(m, (x,), tmp_path, name="double.onnx")
+    assert out[0].dtype == np.float64
+    assert_matches(m(x), out)
+
+
+def test_operator_export_types(tmp_path):
+    m = Small().eval()
+    torch2onnx.export(m, (torch.randn(5, 4),), io.BytesIO(), operator_export_type=torch2onnx.OperatorExportTypes.ONNX)
+    torch2onnx.export(m, (torch.randn(5, 4),), io.BytesIO(), operator_export_type=torch.onnx.OperatorExportTypes.ONNX)
+    # ATen nodes where nothing converts; the weights are also listed as inputs then, as torch.onnx does.
+    buf = io.BytesIO()
+    torch2onnx.export(Unsupported(), (torch.randn(8),), buf,
+                      operator_export_type=torch2onnx.OperatorExportTypes.ONNX_ATEN_FALLBACK)
+    proto = check_onnx(buf.getvalue())
+    aten = sorted(onnx.helper.get_attribute_value(n.attribute[0]) for n in proto.graph.node if n.op_type == "ATen")
+    assert aten == [b"fft_fft", b"fft_ifft", b"imag", b"real"]
+    buf = io.BytesIO()
+    torch2onnx.export(Unsupported(), (torch.randn(8),), buf,
+                      operator_export_type=torch2onnx.OperatorExportTypes.ONNX_FALLTHROUGH)
+    proto = check_onnx(buf.getvalue())
+    assert {(n.domain, n.op_type) for n in proto.graph.node if n.domain == "aten"} == {
+        ("aten", "fft_fft"), ("aten", "fft_ifft"), ("aten", "real"), ("aten", "imag")}
