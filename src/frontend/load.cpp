@@ -5,11 +5,13 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <regex>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "torch2onnx/options.h"
 
@@ -45,6 +47,125 @@ bool is_zip(const std::string& path) {
          ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
 }
 
+uint32_t le32(const unsigned char* p) { return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24); }
+uint16_t le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+
+// LibTorch's zip reader does not check CRCs, and its TorchScript parser can
+// crash on damaged code. So the archive's small entries (code, pickles,
+// version: everything but tensor data) are checked against their CRC-32
+// first. Zip64 archives and compressed entries are left to LibTorch.
+void verify_zip_crcs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  const int64_t size = static_cast<int64_t>(in.tellg());
+  auto corrupt = [&](const std::string& why) {
+    return Error(Error::Kind::Load, "cannot load TorchScript archive '" + path + "': it is corrupt (" + why + ")");
+  };
+  auto read = [&](int64_t offset, size_t n) {
+    std::vector<unsigned char> buf(n);
+    if (offset < 0 || offset + static_cast<int64_t>(n) > size) throw corrupt("a zip record points past the end of the file");
+    in.seekg(offset);
+    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(n));
+    if (!in) throw corrupt("unreadable zip record");
+    return buf;
+  };
+  // End of central directory: within the last 64 KiB + 22 bytes.
+  const int64_t tail_len = std::min<int64_t>(size, 65536 + 22);
+  std::vector<unsigned char> tail = read(size - tail_len, static_cast<size_t>(tail_len));
+  int64_t eocd = -1;
+  for (int64_t i = tail_len - 22; i >= 0; --i)
+    if (le32(&tail[static_cast<size_t>(i)]) == 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  if (eocd < 0) return;  // LibTorch reports it
+  const unsigned char* e = &tail[static_cast<size_t>(eocd)];
+  const uint32_t entries = le16(e + 10), cd_size = le32(e + 12), cd_offset = le32(e + 16);
+  if (entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) return;  // zip64
+  std::vector<unsigned char> cd = read(cd_offset, cd_size);
+  size_t pos = 0;
+  for (uint32_t k = 0; k < entries; ++k) {
+    if (pos + 46 > cd.size() || le32(&cd[pos]) != 0x02014b50) throw corrupt("damaged zip central directory");
+    const unsigned char* c = &cd[pos];
+    const uint16_t method = le16(c + 10), name_len = le16(c + 28), extra_len = le16(c + 30), comment_len = le16(c + 32);
+    const uint32_t crc = le32(c + 16), comp_size = le32(c + 20), raw_size = le32(c + 24), local = le32(c + 42);
+    if (pos + 46 + name_len > cd.size()) throw corrupt("damaged zip central directory");
+    const std::string name(reinterpret_cast<const char*>(c + 46), name_len);
+    pos += 46 + name_len + extra_len + comment_len;
+    const bool tensor_data = name.find("/data/") != std::string::npos && name.find(".pkl") == std::string::npos;
+    if (tensor_data || (method != 0 && method != 8) || comp_size == 0xFFFFFFFF || raw_size == 0xFFFFFFFF ||
+        local == 0xFFFFFFFF || raw_size > (256u << 20))
+      continue;
+    std::vector<unsigned char> lh = read(local, 30);
+    if (le32(lh.data()) != 0x04034b50) throw corrupt("damaged zip entry header for '" + name + "'");
+    std::vector<unsigned char> data = read(static_cast<int64_t>(local) + 30 + le16(&lh[26]) + le16(&lh[28]), comp_size);
+    if (method == 8) {  // deflated (Python's torch.jit.save compresses code): inflate, then check
+      std::vector<unsigned char> raw(raw_size);
+      z_stream zs{};
+      if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) continue;
+      zs.next_in = data.data();
+      zs.avail_in = static_cast<uInt>(data.size());
+      zs.next_out = raw.data();
+      zs.avail_out = static_cast<uInt>(raw.size());
+      const int rc = inflate(&zs, Z_FINISH);
+      const bool complete = rc == Z_STREAM_END && zs.total_out == raw_size;
+      inflateEnd(&zs);
+      if (!complete) throw corrupt("entry '" + name + "' cannot be decompressed");
+      data.swap(raw);
+    }
+    if (::crc32(0L, data.data(), static_cast<uInt>(data.size())) != crc)
+      throw corrupt("entry '" + name + "' fails its CRC check");
+  }
+}
+
+// LibTorch's loaders trust the sizes recorded in an archive: a tensor whose
+// storage holds fewer bytes than its sizes and strides reach would be read
+// out of bounds later. Returns "" when `t` is sound, else why not.
+std::string storage_problem(const at::Tensor& t) {
+  if (!t.defined() || t.is_meta() || t.is_sparse() || t.is_quantized() || !t.has_storage()) return "";
+  int64_t last = t.storage_offset();
+  if (last < 0) return "a negative storage offset";
+  if (t.numel() == 0) return "";
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.stride(d) < 0) return "a negative stride";
+    last += (t.size(d) - 1) * t.stride(d);
+  }
+  const uint64_t needed = (static_cast<uint64_t>(last) + 1) * t.element_size();
+  const uint64_t held = t.storage().data() ? t.storage().nbytes() : 0;
+  if (needed > held)
+    return "its sizes reach " + std::to_string(needed) + " bytes but its data holds " + std::to_string(held);
+  return "";
+}
+
+void check_value(const c10::IValue& v, const std::string& where, Error::Kind kind, const std::string& path) {
+  if (v.isTensor()) {
+    std::string why = storage_problem(v.toTensor());
+    if (!why.empty())
+      throw Error(kind, "'" + path + "' is corrupt: tensor " + where + " is inconsistent (" + why + ")");
+  } else if (v.isTuple()) {
+    const auto& el = v.toTupleRef().elements();
+    for (size_t i = 0; i < el.size(); ++i) check_value(el[i], where + "[" + std::to_string(i) + "]", kind, path);
+  } else if (v.isList()) {
+    const auto list = v.toListRef();
+    for (size_t i = 0; i < list.size(); ++i) check_value(list[i], where + "[" + std::to_string(i) + "]", kind, path);
+  } else if (v.isGenericDict()) {
+    for (const auto& e : v.toGenericDict()) check_value(e.value(), where + "[...]", kind, path);
+  }
+}
+
+void check_block(torch::jit::Block* b, const std::string& path) {
+  for (torch::jit::Node* n : b->nodes()) {
+    for (torch::jit::Block* sub : n->blocks()) check_block(sub, path);
+    if (n->kind() == c10::prim::Constant && n->output()->type()->kind() == c10::TypeKind::TensorType)
+      check_value(torch::jit::toIValue(n->output()).value(), "constant", Error::Kind::Load, path);
+  }
+}
+
+// Every tensor of the module (parameters, buffers, attributes, constants in code).
+void check_tensors(const torch::jit::Module& m, const std::string& path) {
+  for (const auto& a : m.named_attributes(/*recurse=*/true)) check_value(a.value, "'" + a.name + "'", Error::Kind::Load, path);
+  for (const auto& method : m.get_methods()) check_block(method.graph()->block(), path);
+}
+
 }  // namespace
 
 torch::jit::Module load_archive(const std::string& path) {
@@ -53,8 +174,13 @@ torch::jit::Module load_archive(const std::string& path) {
     throw Error(Error::Kind::Load, "'" + path +
                                        "' is not a TorchScript archive (it is not a zip file). Save models with "
                                        "torch.jit.save(torch.jit.trace(model, args), path).");
+  verify_zip_crcs(path);
   try {
-    return torch::jit::load(path, c10::Device(c10::kCPU));
+    torch::jit::Module m = torch::jit::load(path, c10::Device(c10::kCPU));
+    check_tensors(m, path);
+    return m;
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     std::string msg = first_line(e.what());
     if (msg.find("constants.pkl") != std::string::npos || msg.find("code/") != std::string::npos ||
@@ -70,12 +196,15 @@ torch::jit::Module load_archive(const std::string& path) {
 
 c10::IValue load_saved_value(const std::string& path) {
   std::vector<char> bytes = read_file(path, Error::Kind::Args, "example args file");
+  c10::IValue value;
   try {
-    return torch::jit::pickle_load(bytes);
+    value = torch::jit::pickle_load(bytes);
   } catch (const std::exception& e) {
     throw Error(Error::Kind::Args, "cannot read example args from '" + path +
                                        "' (expected a value saved with torch.save): " + first_line(e.what()));
   }
+  check_value(value, "in the example args", Error::Kind::Args, path);
+  return value;
 }
 
 std::vector<c10::IValue> args_from_value(const c10::IValue& v) {

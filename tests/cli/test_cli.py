@@ -258,6 +258,33 @@ def test_truncated_archive(small, tmp_path):
     assert_clean_failure(proc, out, 1, "truncated.pt")
 
 
+def test_damaged_code_fails_its_crc(small, tmp_path):
+    d = small[0]
+    data = bytearray(open(d / "small.pt", "rb").read())
+    with zipfile.ZipFile(d / "small.pt") as z:
+        info = next(i for i in z.infolist() if i.filename.endswith(".py"))
+    lh = info.header_offset
+    start = lh + 30 + int.from_bytes(data[lh + 26:lh + 28], "little") + int.from_bytes(data[lh + 28:lh + 30], "little")
+    data[start + 10] ^= 0x20  # one flipped bit in the code, as a bad disk or download would
+    p = tmp_path / "bitflip.pt"
+    p.write_bytes(bytes(data))
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, out, 1, "bitflip.pt", "is corrupt", "__torch__")
+
+
+def test_tensor_without_its_data(small, tmp_path):
+    d = small[0]
+    src = zipfile.ZipFile(d / "small.pt")
+    p = tmp_path / "nodata.pt"
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as dst:
+        for name in src.namelist():
+            dst.writestr(name, b"" if name.endswith("/data/2") else src.read(name))
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, out, 1, "nodata.pt", "is corrupt: tensor", "data holds 0")
+
+
 def test_zip_that_is_not_torchscript(tmp_path):
     p = tmp_path / "plain.pt"
     torch.save(nn.Linear(2, 2), str(p))  # a pickled module, not TorchScript
@@ -308,6 +335,10 @@ def test_usage_errors(small, tmp_path):
     assert_clean_failure(run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8", "--opset", "18"),
                          out, 2, "opset 18")
     assert_clean_failure(run("export", str(d / "small.pt")), None, 2, "-o")
+    assert_clean_failure(run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8", "--dynamic-axes",
+                             '{"nope": [0]}'), out, 2, "dynamic_axes names 'nope'")
+    assert_clean_failure(run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8", "--dynamic-axes",
+                             '{"x": [0'), out, 2, "--dynamic-axes")
     assert_clean_failure(run("frobnicate"), None, 2, "unknown command")
 
 

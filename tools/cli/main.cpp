@@ -76,8 +76,8 @@ int run_check(const torch2onnx::cli::Command& c) {
 }
 
 // `torch2onnx batch FILE`: each line of FILE holds the arguments of one
-// export command; all run in this process. Prints "OK <output>" or
-// "ERROR <exit code> <message>" per line.
+// export command (or a whole `check ...` / `ops ...` command); all run in
+// this process. Prints "OK <output>" or "ERROR <exit code> <message>" per line.
 int run_batch(const torch2onnx::cli::Command& c) {
   std::ifstream in(c.model);
   if (!in) throw Error(Error::Kind::Usage, "cannot read batch file '" + c.model + "'");
@@ -87,9 +87,12 @@ int run_batch(const torch2onnx::cli::Command& c) {
     std::vector<std::string> argv{"export"};
     for (std::string w; words >> w;) argv.push_back(w);
     if (argv.size() == 1) continue;
+    if (argv[1] == "export" || argv[1] == "check" || argv[1] == "ops") argv.erase(argv.begin());
     try {
       auto job = torch2onnx::cli::parse(argv);
-      run_export(job);
+      if (job.name == "check") run_check(job);
+      else if (job.name == "ops") run_ops(job);
+      else run_export(job);
       std::cout << "OK " << job.output << std::endl;
     } catch (const Error& e) {
       std::string msg = e.what();
