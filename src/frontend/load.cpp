@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 #include <sys/stat.h>
+#include <unordered_set>
 #include <zlib.h>
 
 #include "torch2onnx/options.h"
@@ -54,7 +55,8 @@ uint16_t le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1
 // crash on damaged code. So the archive's small entries (code, pickles,
 // version: everything but tensor data) are checked against their CRC-32
 // first. Zip64 archives and compressed entries are left to LibTorch.
-void verify_zip_crcs(const std::string& path) {
+// Returns the bytes of the tensor data entries (-1 when not known).
+int64_t verify_zip_crcs(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   const int64_t size = static_cast<int64_t>(in.tellg());
   auto corrupt = [&](const std::string& why) {
@@ -77,10 +79,12 @@ void verify_zip_crcs(const std::string& path) {
       eocd = i;
       break;
     }
-  if (eocd < 0) return;  // LibTorch reports it
+  if (eocd < 0) return -1;  // LibTorch reports it
   const unsigned char* e = &tail[static_cast<size_t>(eocd)];
   const uint32_t entries = le16(e + 10), cd_size = le32(e + 12), cd_offset = le32(e + 16);
-  if (entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) return;  // zip64
+  if (entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) return -1;  // zip64
+  int64_t data_bytes = 0;
+  bool sizes_known = true;
   std::vector<unsigned char> cd = read(cd_offset, cd_size);
   size_t pos = 0;
   for (uint32_t k = 0; k < entries; ++k) {
@@ -91,7 +95,12 @@ void verify_zip_crcs(const std::string& path) {
     if (pos + 46 + name_len > cd.size()) throw corrupt("damaged zip central directory");
     const std::string name(reinterpret_cast<const char*>(c + 46), name_len);
     pos += 46 + name_len + extra_len + comment_len;
-    const bool tensor_data = name.find("/data/") != std::string::npos && name.find(".pkl") == std::string::npos;
+    const bool tensor_data = (name.find("/data/") != std::string::npos || name.find("/constants/") != std::string::npos) &&
+                             name.find(".pkl") == std::string::npos;
+    if (tensor_data) {
+      if (raw_size == 0xFFFFFFFF) sizes_known = false;  // zip64 sizes: not read here
+      data_bytes += raw_size;
+    }
     if (tensor_data || (method != 0 && method != 8) || comp_size == 0xFFFFFFFF || raw_size == 0xFFFFFFFF ||
         local == 0xFFFFFFFF || raw_size > (256u << 20))
       continue;
@@ -115,6 +124,7 @@ void verify_zip_crcs(const std::string& path) {
     if (::crc32(0L, data.data(), static_cast<uInt>(data.size())) != crc)
       throw corrupt("entry '" + name + "' fails its CRC check");
   }
+  return sizes_known ? data_bytes : -1;
 }
 
 // LibTorch's loaders trust the sizes recorded in an archive: a tensor whose
@@ -161,9 +171,22 @@ void check_block(torch::jit::Block* b, const std::string& path) {
 }
 
 // Every tensor of the module (parameters, buffers, attributes, constants in code).
-void check_tensors(const torch::jit::Module& m, const std::string& path) {
-  for (const auto& a : m.named_attributes(/*recurse=*/true)) check_value(a.value, "'" + a.name + "'", Error::Kind::Load, path);
+// LibTorch sizes a storage from the pickle, not from its data entry: storages
+// claiming more bytes in total than the data entries hold are corrupt.
+void check_tensors(const torch::jit::Module& m, const std::string& path, int64_t data_bytes) {
+  std::unordered_set<const c10::StorageImpl*> seen;
+  int64_t claimed = 0;
+  for (const auto& a : m.named_attributes(/*recurse=*/true)) {
+    check_value(a.value, "'" + a.name + "'", Error::Kind::Load, path);
+    if (a.value.isTensor() && a.value.toTensor().defined() && a.value.toTensor().has_storage()) {
+      const auto& st = a.value.toTensor().storage();
+      if (seen.insert(st.unsafeGetStorageImpl()).second) claimed += static_cast<int64_t>(st.nbytes());
+    }
+  }
   for (const auto& method : m.get_methods()) check_block(method.graph()->block(), path);
+  if (data_bytes >= 0 && claimed > data_bytes)
+    throw Error(Error::Kind::Load, "'" + path + "' is corrupt: its tensors need " + std::to_string(claimed) +
+                                       " bytes but its data entries hold " + std::to_string(data_bytes));
 }
 
 }  // namespace
@@ -174,10 +197,10 @@ torch::jit::Module load_archive(const std::string& path) {
     throw Error(Error::Kind::Load, "'" + path +
                                        "' is not a TorchScript archive (it is not a zip file). Save models with "
                                        "torch.jit.save(torch.jit.trace(model, args), path).");
-  verify_zip_crcs(path);
+  const int64_t data_bytes = verify_zip_crcs(path);
   try {
     torch::jit::Module m = torch::jit::load(path, c10::Device(c10::kCPU));
-    check_tensors(m, path);
+    check_tensors(m, path, data_bytes);
     return m;
   } catch (const Error&) {
     throw;
