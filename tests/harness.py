@@ -83,6 +83,26 @@ def run_ort(onnx_path, inputs, workdir, bench=0):
     return outs, summary
 
 
+def custom_domain_foo_function():
+    """custom_domain::Foo(input1, input2; attr1: float, attr2: int) =
+    input1 * attr1 + input2 * attr2 as an ONNX local function: the
+    implementation a runtime needs for the documented custom op foo_forward."""
+    import onnx.helper as oh
+
+    body = [
+        oh.make_node("Constant", [], ["a1"], value_float=0.0),
+        oh.make_node("Constant", [], ["a2"], value_int=0),
+        oh.make_node("Cast", ["a2"], ["a2f"], to=onnx.TensorProto.FLOAT),
+        oh.make_node("Mul", ["input1", "a1"], ["p"]),
+        oh.make_node("Mul", ["input2", "a2f"], ["q"]),
+        oh.make_node("Add", ["p", "q"], ["out"]),
+    ]
+    body[0].attribute[0].ref_attr_name = "attr1"
+    body[1].attribute[0].ref_attr_name = "attr2"
+    return oh.make_function("custom_domain", "Foo", ["input1", "input2"], ["out"], body,
+                            [oh.make_opsetid("", 17)], ["attr1", "attr2"])
+
+
 def full_check(onnx_path):
     onnx.checker.check_model(onnx_path, full_check=True)
     return onnx.load(onnx_path)

@@ -204,12 +204,15 @@ struct PyGraphContext {
 
 // Stores what a symbolic returned as the node's outputs.
 void set_outputs(SymbolicContext& ctx, const py::object& result) {
-  auto set = [&](py::handle h, size_t k) {
-    if (h.is_none()) return;
+  auto value_of = [](py::handle h) {
     if (!py::isinstance<PyValue>(h))
       throw SymbolicError("a symbolic function must return the values g.op made, not " +
                           std::string(py::str(h.get_type().attr("__name__"))));
-    ir::Value* v = h.cast<PyValue&>().materialize();
+    return h.cast<PyValue&>().materialize();
+  };
+  auto set = [&](py::handle h, size_t k) {
+    if (h.is_none()) return;
+    ir::Value* v = value_of(h);
     // Custom-domain ops have no ONNX type inference: type them as PyTorch did.
     if (v->dtype() == ir::DType::Undefined && k < ctx.num_outputs()) {
       const OutputInfo& info = ctx.out_info(k);
@@ -222,12 +225,7 @@ void set_outputs(SymbolicContext& ctx, const py::object& result) {
   if (many && ctx.num_outputs() == 1 && ctx.out_info(0).kind == Arg::Kind::List) {
     // A Tensor[] output (aten::split ...): the values are its elements.
     std::vector<ir::Value*> elems;
-    for (auto h : result) {
-      if (!py::isinstance<PyValue>(h))
-        throw SymbolicError("a symbolic function must return the values g.op made, not " +
-                            std::string(py::str(h.get_type().attr("__name__"))));
-      elems.push_back(h.cast<PyValue&>().materialize());
-    }
+    for (auto h : result) elems.push_back(value_of(h));
     ctx.out_list(std::move(elems), 0);
     return;
   }

@@ -103,15 +103,7 @@ bool run(ir::Graph& g, int64_t opset) {
       int64_t e = n->has_attr("end") ? norm(n->attr_i("end", r)) : r;
       value = ir::Tensor::from_int64s(std::vector<int64_t>(dims.begin() + s, dims.begin() + std::max(s, e)));
     }
-    g.set_insert_point(n);
-    g.set_current_origin(n->origin());
-    std::vector<int64_t> vdims = value.dims();
-    ir::Value* c = g.create_node("Constant", {}, 1, {{"value", std::move(value)}})->output(0);
-    c->set_type(ir::ValueType::tensor(ir::DType::Int64, vdims));
-    g.set_insert_point(nullptr);
-    g.set_current_origin(nullptr);
-    n->output(0)->replace_all_uses_with(c);
-    n->destroy();
+    replace_by_constant(g, n, std::move(value));
     changed = true;
   }
   return changed;

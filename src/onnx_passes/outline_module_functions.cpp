@@ -10,9 +10,6 @@
 // outside node both reads from it and feeds it) or when one of them holds a
 // subgraph reading values from outside the call.
 #include <algorithm>
-#include <functional>
-#include <map>
-#include <set>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
@@ -203,7 +200,6 @@ class Outliner {
     for (Node* n : members)
       for (Value* v : n->inputs())
         if (v && (!v->producer() || !call.count(v->producer())) && seen.insert(v).second) inputs.push_back(v);
-    std::unordered_set<const ir::Graph*> graph_outputs_of;
     for (Node* n : members)
       for (Value* o : n->outputs()) {
         bool outside = false;
@@ -259,9 +255,10 @@ class Outliner {
   // the same body, or a new one.
   std::string function_for(const std::string& domain, const std::string& base, std::unique_ptr<ir::Graph> body) {
     const std::string key = body_key(*body);
-    for (const ir::Function& f : model_.functions)
-      if (f.domain == domain && (f.name == base || f.name.rfind(base + "_", 0) == 0) && keys_[&f - &model_.functions[0]] == key)
-        return f.name;
+    for (size_t i = 0; i < model_.functions.size(); ++i) {
+      const ir::Function& f = model_.functions[i];
+      if (f.domain == domain && (f.name == base || f.name.rfind(base + "_", 0) == 0) && keys_[i] == key) return f.name;
+    }
     std::string name = base;
     for (int k = 1; taken(domain, name); ++k) name = base + "_" + std::to_string(k);
     body->set_name(name);

@@ -149,6 +149,39 @@ ir::Value* reshape(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t
   return ctx.op("Reshape", {v, ctx.const_ints(shape)});
 }
 
+ir::Value* transpose(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return ctx.op("Transpose", {v}, {{"perm", perm}});
+  return v;
+}
+
+std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return inv;
+}
+
+Diagonal diagonal(SymbolicContext& ctx, ir::Value* x, const std::vector<int64_t>& sizes, int64_t offset, int64_t d1,
+                  int64_t d2) {
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  const int64_t n1 = sizes[static_cast<size_t>(d1)], n2 = sizes[static_cast<size_t>(d2)];
+  Diagonal d;
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != d1 && k != d2) d.perm.push_back(k);
+  d.perm.push_back(d1);
+  d.perm.push_back(d2);
+  d.moved = transpose(ctx, x, d.perm);
+  std::vector<int64_t> flat(static_cast<size_t>(rank - 2), 0);
+  flat.push_back(n1 * n2);
+  d.flat = reshape(ctx, d.moved, flat);
+  for (int64_t i = 0;; ++i) {
+    const int64_t r = offset >= 0 ? i : i - offset, c = offset >= 0 ? i + offset : i;
+    if (r >= n1 || c >= n2) break;
+    d.positions.push_back(r * n2 + c);
+  }
+  return d;
+}
+
 namespace {
 
 // c10's combine_categories: `higher` has priority, `lower` only wins on category.

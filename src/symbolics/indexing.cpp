@@ -65,18 +65,8 @@ Value* concat(SymbolicContext& ctx, const std::vector<Value*>& parts, int64_t ax
   return ctx.op("Concat", ps, {{"axis", axis}});
 }
 
-Value* transpose(SymbolicContext& ctx, Value* v, const std::vector<int64_t>& perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
-  if (identity) return v;
-  return ctx.op("Transpose", {v}, {{"perm", perm}});
-}
-
-std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
-  std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-  return inv;
-}
+using helpers::inverse_perm;
+using helpers::transpose;
 
 // A 1-D (or 0-d) index along `dim` reshaped to broadcast against a rank-`rank` tensor.
 Value* along(SymbolicContext& ctx, Value* idx1d, int64_t dim, int64_t rank) {
@@ -827,33 +817,18 @@ void diagonal_scatter(SymbolicContext& ctx, const char* op) {
   const int64_t d1 = helpers::normalize_dim(ctx, ctx.num_args() > 3 ? ctx.i(3) : 0, rank);
   const int64_t d2 = helpers::normalize_dim(ctx, ctx.num_args() > 4 ? ctx.i(4) : 1, rank);
   if (d1 == d2) ctx.fail("diagonal dimensions cannot be identical");
-  const int64_t n1 = ctx.sizes(0)[static_cast<size_t>(d1)], n2 = ctx.sizes(0)[static_cast<size_t>(d2)];
-  std::vector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != d1 && d != d2) perm.push_back(d);
-  perm.push_back(d1);
-  perm.push_back(d2);
-  Value* xp = transpose(ctx, x, perm);
-  std::vector<int64_t> flat(static_cast<size_t>(rank - 2), 0);
-  flat.push_back(n1 * n2);
-  Value* xf = helpers::reshape(ctx, xp, flat);
-  std::vector<int64_t> pos;
-  for (int64_t i = 0;; ++i) {
-    const int64_t r = off >= 0 ? i : i - off, c = off >= 0 ? i + off : i;
-    if (r >= n1 || c >= n2) break;
-    pos.push_back(r * n2 + c);
-  }
-  if (pos.empty()) {
+  const helpers::Diagonal diag = helpers::diagonal(ctx, x, ctx.sizes(0), off, d1, d2);
+  if (diag.positions.empty()) {
     ctx.out(ctx.op("Identity", {x}));
     return;
   }
   Value* src = ctx.in_as(1, ctx.dtype(0));
   std::vector<int64_t> pshape(static_cast<size_t>(rank - 1), 1);
-  pshape.back() = static_cast<int64_t>(pos.size());
-  Value* idx = ctx.op("Expand", {ctx.constant(ir::Tensor::from_int64s(pos, pshape)), shape_of(ctx, src)});
-  Value* y = ctx.op(op, {xf, idx, src}, {{"axis", rank - 2}});
-  y = ctx.op("Reshape", {y, shape_of(ctx, xp)});
-  ctx.out(transpose(ctx, y, inverse_perm(perm)));
+  pshape.back() = static_cast<int64_t>(diag.positions.size());
+  Value* idx = ctx.op("Expand", {ctx.constant(ir::Tensor::from_int64s(diag.positions, pshape)), shape_of(ctx, src)});
+  Value* y = ctx.op(op, {diag.flat, idx, src}, {{"axis", rank - 2}});
+  y = ctx.op("Reshape", {y, shape_of(ctx, diag.moved)});
+  ctx.out(helpers::transpose(ctx, y, helpers::inverse_perm(diag.perm)));
 }
 void diagonal_scatter_9(SymbolicContext& ctx) { diagonal_scatter(ctx, "Scatter"); }
 void diagonal_scatter_11(SymbolicContext& ctx) { diagonal_scatter(ctx, "ScatterElements"); }

@@ -427,13 +427,8 @@ void tensordot(SymbolicContext& ctx) {
   for (int64_t i = 0; i < rb; ++i)
     if (std::find(db.begin(), db.end(), i) == db.end()) pb.push_back(i);
   const int64_t fb = rb - k;
-  auto transpose = [&](ir::Value* v, const std::vector<int64_t>& perm) {
-    for (size_t i = 0; i < perm.size(); ++i)
-      if (perm[i] != static_cast<int64_t>(i)) return ctx.op("Transpose", {v}, {{"perm", perm}});
-    return v;
-  };
-  ir::Value* a = transpose(ctx.in_as(0, t), pa);
-  ir::Value* b = transpose(ctx.in_as(1, t), pb);
+  ir::Value* a = helpers::transpose(ctx, ctx.in_as(0, t), pa);
+  ir::Value* b = helpers::transpose(ctx, ctx.in_as(1, t), pb);
   ir::Value* sa = ctx.op("Shape", {a});
   ir::Value* sb = ctx.op("Shape", {b});
   ir::Value* kk = shape_prod(ctx, sa, fa, ra);

@@ -19,12 +19,7 @@ constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 
-Value* transpose(SymbolicContext& ctx, Value* v, const std::vector<int64_t>& perm) {
-  bool identity = true;
-  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
-  if (identity) return v;
-  return ctx.op("Transpose", {v}, {{"perm", perm}});
-}
+using helpers::transpose;
 
 Value* concat(SymbolicContext& ctx, const std::vector<Value*>& parts, int64_t axis) {
   std::vector<Value*> ps;
@@ -192,23 +187,8 @@ void diagonal(SymbolicContext& ctx) {
   const int64_t d1 = helpers::normalize_dim(ctx, ctx.num_args() > 2 ? ctx.i(2) : 0, rank);
   const int64_t d2 = helpers::normalize_dim(ctx, ctx.num_args() > 3 ? ctx.i(3) : 1, rank);
   if (d1 == d2) ctx.fail("diagonal dimensions cannot be identical");
-  const int64_t n1 = ctx.sizes(0)[static_cast<size_t>(d1)], n2 = ctx.sizes(0)[static_cast<size_t>(d2)];
-  std::vector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != d1 && d != d2) perm.push_back(d);
-  perm.push_back(d1);
-  perm.push_back(d2);
-  Value* xp = transpose(ctx, x, perm);
-  std::vector<int64_t> shape(static_cast<size_t>(rank - 2), 0);
-  shape.push_back(n1 * n2);
-  xp = helpers::reshape(ctx, xp, shape);
-  std::vector<int64_t> pos;
-  for (int64_t i = 0;; ++i) {
-    const int64_t r = off >= 0 ? i : i - off, c = off >= 0 ? i + off : i;
-    if (r >= n1 || c >= n2) break;
-    pos.push_back(r * n2 + c);
-  }
-  ctx.out(ctx.op("Gather", {xp, ctx.constant(ir::Tensor::from_int64s(pos))}, {{"axis", rank - 2}}));
+  const helpers::Diagonal diag = helpers::diagonal(ctx, x, ctx.sizes(0), off, d1, d2);
+  ctx.out(ctx.op("Gather", {diag.flat, ctx.constant(ir::Tensor::from_int64s(diag.positions))}, {{"axis", rank - 2}}));
 }
 
 // aten::unfold(self, dimension, size, step): windows along `dimension` become

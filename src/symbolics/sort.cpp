@@ -174,15 +174,16 @@ TopKResult median_along(SymbolicContext& ctx, Form form, Value* x, DType dt, int
   return {v, i};
 }
 
-// aten::median(self) -> values / median.dim(self, dim, keepdim=False) -> (values, indices)
-void median(SymbolicContext& ctx, Form form) {
+// The (nan)median forms: (self) -> values of all elements, and
+// (self, dim, keepdim=False) -> (values, indices). along(x, dim, n, keepdim)
+// computes them along `dim` of size n.
+template <typename Along>
+void median_forms(SymbolicContext& ctx, Along along) {
   Value* x = ctx.in(0);
-  const DType dt = ctx.dtype(0);
-  int64_t numel = 1;
-  for (int64_t s : ctx.sizes(0)) numel *= s;
   if (ctx.num_args() == 1) {
-    auto r = median_along(ctx, form, helpers::reshape(ctx, x, {-1}), dt, 0, numel, false);
-    ctx.out(r.values);
+    int64_t numel = 1;
+    for (int64_t s : ctx.sizes(0)) numel *= s;
+    ctx.out(along(helpers::reshape(ctx, x, {-1}), 0, numel, false).values);
     return;
   }
   const int64_t rank = ctx.rank(0);
@@ -192,10 +193,17 @@ void median(SymbolicContext& ctx, Form form) {
     return;
   }
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
-  const bool keepdim = ctx.num_args() > 2 && ctx.b(2);
-  auto r = median_along(ctx, form, x, dt, dim, ctx.sizes(0)[static_cast<size_t>(dim)], keepdim);
+  auto r = along(x, dim, ctx.sizes(0)[static_cast<size_t>(dim)], ctx.num_args() > 2 && ctx.b(2));
   ctx.out(r.values, 0);
   ctx.out(r.indices, 1);
+}
+
+// aten::median
+void median(SymbolicContext& ctx, Form form) {
+  const DType dt = ctx.dtype(0);
+  median_forms(ctx, [&](Value* x, int64_t dim, int64_t n, bool keepdim) {
+    return median_along(ctx, form, x, dt, dim, n, keepdim);
+  });
 }
 
 // aten::nanmedian: the lower median of the non-NaN values (NaN when there are none).
@@ -231,22 +239,10 @@ TopKResult nanmedian_along(SymbolicContext& ctx, Value* x, DType dt, int64_t dim
 }
 
 void nanmedian(SymbolicContext& ctx) {
-  Value* x = ctx.in(0);
   const DType dt = ctx.dtype(0);
-  if (ctx.num_args() == 1) {
-    ctx.out(nanmedian_along(ctx, helpers::reshape(ctx, x, {-1}), dt, 0, false).values);
-    return;
-  }
-  const int64_t rank = ctx.rank(0);
-  if (rank == 0) {
-    ctx.out(ctx.op("Identity", {x}), 0);
-    ctx.out(ctx.const_int(0), 1);
-    return;
-  }
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
-  auto r = nanmedian_along(ctx, x, dt, dim, ctx.num_args() > 2 && ctx.b(2));
-  ctx.out(r.values, 0);
-  ctx.out(r.indices, 1);
+  median_forms(ctx, [&](Value* x, int64_t dim, int64_t, bool keepdim) {
+    return nanmedian_along(ctx, x, dt, dim, keepdim);
+  });
 }
 
 // aten::mode(self, dim=-1, keepdim=False) -> (values, indices): the most

@@ -59,14 +59,7 @@ def test_custom_domain_node(scripted, tmp_path):
     assert {a.name: oh.get_attribute_value(a) for a in foo.attribute} == {"attr1": pytest.approx(0.5), "attr2": 3}
     assert {o.domain: o.version for o in proto.opset_import}["custom_domain"] == 2
     # A runtime that implements custom_domain::Foo: here, an ONNX function.
-    body = [oh.make_node("Constant", [], ["a1"], value_float=0.0), oh.make_node("Constant", [], ["a2"], value_int=0),
-            oh.make_node("Cast", ["a2"], ["a2f"], to=onnx.TensorProto.FLOAT),
-            oh.make_node("Mul", ["x", "a1"], ["p"]), oh.make_node("Mul", ["y", "a2f"], ["q"]),
-            oh.make_node("Add", ["p", "q"], ["out"])]
-    body[0].attribute[0].ref_attr_name = "attr1"
-    body[1].attribute[0].ref_attr_name = "attr2"
-    proto.functions.append(oh.make_function("custom_domain", "Foo", ["x", "y"], ["out"], body,
-                                            [oh.make_opsetid("", 17)], ["attr1", "attr2"]))
+    proto.functions.append(harness.custom_domain_foo_function())
     patched = str(tmp_path / "with_function.onnx")
     onnx.save(proto, patched)
     actual, _ = harness.run_ort(patched, [a.numpy() for a in args], str(tmp_path))

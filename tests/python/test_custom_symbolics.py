@@ -11,7 +11,7 @@ import torch.nn as nn
 import torch2onnx
 from torch2onnx import symbolic_helper
 from torch2onnx.symbolic_helper import parse_args
-from conftest import assert_matches, check_onnx, export_and_run, run_ort
+from conftest import assert_matches, check_onnx, export_and_run, harness, run_ort
 
 # A custom operator defined from Python (as a C++ TORCH_LIBRARY op would be).
 _lib = torch.library.Library("custom_ops", "DEF")
@@ -40,22 +40,6 @@ def symbolic_foo_forward(g, input1, input2, attr1, attr2):
     return g.op("custom_domain::Foo", input1, input2, attr1_f=attr1, attr2_i=attr2)
 
 
-def _foo_function():
-    """custom_domain::Foo as an ONNX local function, so ONNX Runtime can run it."""
-    body = [
-        oh.make_node("Constant", [], ["a1"], value_float=0.0),
-        oh.make_node("Constant", [], ["a2"], value_int=0),
-        oh.make_node("Cast", ["a2"], ["a2f"], to=onnx.TensorProto.FLOAT),
-        oh.make_node("Mul", ["input1", "a1"], ["p"]),
-        oh.make_node("Mul", ["input2", "a2f"], ["q"]),
-        oh.make_node("Add", ["p", "q"], ["out"]),
-    ]
-    body[0].attribute[0].ref_attr_name = "attr1"
-    body[1].attribute[0].ref_attr_name = "attr2"
-    return oh.make_function("custom_domain", "Foo", ["input1", "input2"], ["out"], body,
-                            [oh.make_opsetid("", 17)], ["attr1", "attr2"])
-
-
 @pytest.fixture
 def foo_symbolic():
     torch2onnx.register_custom_op_symbolic("custom_ops::foo_forward", symbolic_foo_forward, 9)
@@ -75,7 +59,7 @@ def test_custom_op_in_a_custom_domain(tmp_path, foo_symbolic):
     assert attrs == {"attr1": pytest.approx(0.5), "attr2": 3}
     assert {o.domain: o.version for o in proto.opset_import}["custom_domain"] == 2
     # Give ONNX Runtime an implementation of custom_domain::Foo and run it.
-    proto.functions.append(_foo_function())
+    proto.functions.append(harness.custom_domain_foo_function())
     del proto.opset_import[:]
     proto.opset_import.extend([oh.make_opsetid("", 17), oh.make_opsetid("custom_domain", 2)])
     onnx.checker.check_model(proto)

@@ -64,6 +64,25 @@ ir::Value* layer_norm(SymbolicContext& ctx, ir::Value* x, int64_t axes_count, ir
 // x @ w^T + b (b may be nullptr): PyTorch's linear with a 2-D weight.
 ir::Value* linear(SymbolicContext& ctx, ir::Value* x, ir::Value* w, ir::Value* b);
 
+// Transpose by `perm`, or v itself when perm is the identity.
+ir::Value* transpose(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& perm);
+
+// The permutation that undoes `perm`.
+std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm);
+
+// The diagonal (offset `offset`) of dims d1 and d2 of x (static `sizes`), laid
+// out for a Gather or Scatter: `perm` moves d1 and d2 last, `moved` is x so
+// permuted, `flat` is `moved` with its last two dims flattened into one, and
+// `positions` are the diagonal's indices along that flattened dim.
+struct Diagonal {
+  std::vector<int64_t> perm;
+  ir::Value* moved = nullptr;
+  ir::Value* flat = nullptr;
+  std::vector<int64_t> positions;
+};
+Diagonal diagonal(SymbolicContext& ctx, ir::Value* x, const std::vector<int64_t>& sizes, int64_t offset, int64_t d1,
+                  int64_t d2);
+
 // PyTorch dims list -> ONNX axes list (normalized).
 std::vector<int64_t> normalize_dims(const SymbolicContext& ctx, const std::vector<int64_t>& dims, int64_t rank);
 
