@@ -143,8 +143,9 @@ Usage:
                                   counts, module paths, source lines and the lowest
                                   opset that would); exit 1 if there is one
   torch2onnx ops [--opset N] [--markdown]
-  torch2onnx batch FILE           run many exports in one process: each line of FILE
-                                  holds the arguments of one export command
+  torch2onnx batch FILE           run many commands in one process: each line of FILE
+                                  holds the arguments of one export command (or a
+                                  whole check ... / ops ... command)
   torch2onnx --version | --help
 
 Inputs (example arguments of forward(), in order):
