@@ -12,8 +12,8 @@
 #include <regex>
 #include <sys/stat.h>
 #include <unordered_set>
-#include <zlib.h>
 
+#include "frontend/archive_check.h"
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::frontend {
@@ -46,85 +46,6 @@ bool is_zip(const std::string& path) {
   in.read(magic, 4);
   return in.gcount() == 4 && magic[0] == 'P' && magic[1] == 'K' &&
          ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
-}
-
-uint32_t le32(const unsigned char* p) { return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24); }
-uint16_t le16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-
-// LibTorch's zip reader does not check CRCs, and its TorchScript parser can
-// crash on damaged code. So the archive's small entries (code, pickles,
-// version: everything but tensor data) are checked against their CRC-32
-// first. Zip64 archives and compressed entries are left to LibTorch.
-// Returns the bytes of the tensor data entries (-1 when not known).
-int64_t verify_zip_crcs(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  const int64_t size = static_cast<int64_t>(in.tellg());
-  auto corrupt = [&](const std::string& why) {
-    return Error(Error::Kind::Load, "cannot load TorchScript archive '" + path + "': it is corrupt (" + why + ")");
-  };
-  auto read = [&](int64_t offset, size_t n) {
-    std::vector<unsigned char> buf(n);
-    if (offset < 0 || offset + static_cast<int64_t>(n) > size) throw corrupt("a zip record points past the end of the file");
-    in.seekg(offset);
-    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(n));
-    if (!in) throw corrupt("unreadable zip record");
-    return buf;
-  };
-  // End of central directory: within the last 64 KiB + 22 bytes.
-  const int64_t tail_len = std::min<int64_t>(size, 65536 + 22);
-  std::vector<unsigned char> tail = read(size - tail_len, static_cast<size_t>(tail_len));
-  int64_t eocd = -1;
-  for (int64_t i = tail_len - 22; i >= 0; --i)
-    if (le32(&tail[static_cast<size_t>(i)]) == 0x06054b50) {
-      eocd = i;
-      break;
-    }
-  if (eocd < 0) return -1;  // LibTorch reports it
-  const unsigned char* e = &tail[static_cast<size_t>(eocd)];
-  const uint32_t entries = le16(e + 10), cd_size = le32(e + 12), cd_offset = le32(e + 16);
-  if (entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) return -1;  // zip64
-  int64_t data_bytes = 0;
-  bool sizes_known = true;
-  std::vector<unsigned char> cd = read(cd_offset, cd_size);
-  size_t pos = 0;
-  for (uint32_t k = 0; k < entries; ++k) {
-    if (pos + 46 > cd.size() || le32(&cd[pos]) != 0x02014b50) throw corrupt("damaged zip central directory");
-    const unsigned char* c = &cd[pos];
-    const uint16_t method = le16(c + 10), name_len = le16(c + 28), extra_len = le16(c + 30), comment_len = le16(c + 32);
-    const uint32_t crc = le32(c + 16), comp_size = le32(c + 20), raw_size = le32(c + 24), local = le32(c + 42);
-    if (pos + 46 + name_len > cd.size()) throw corrupt("damaged zip central directory");
-    const std::string name(reinterpret_cast<const char*>(c + 46), name_len);
-    pos += 46 + name_len + extra_len + comment_len;
-    const bool tensor_data = (name.find("/data/") != std::string::npos || name.find("/constants/") != std::string::npos) &&
-                             name.find(".pkl") == std::string::npos;
-    if (tensor_data) {
-      if (raw_size == 0xFFFFFFFF) sizes_known = false;  // zip64 sizes: not read here
-      data_bytes += raw_size;
-    }
-    if (tensor_data || (method != 0 && method != 8) || comp_size == 0xFFFFFFFF || raw_size == 0xFFFFFFFF ||
-        local == 0xFFFFFFFF || raw_size > (256u << 20))
-      continue;
-    std::vector<unsigned char> lh = read(local, 30);
-    if (le32(lh.data()) != 0x04034b50) throw corrupt("damaged zip entry header for '" + name + "'");
-    std::vector<unsigned char> data = read(static_cast<int64_t>(local) + 30 + le16(&lh[26]) + le16(&lh[28]), comp_size);
-    if (method == 8) {  // deflated (Python's torch.jit.save compresses code): inflate, then check
-      std::vector<unsigned char> raw(raw_size);
-      z_stream zs{};
-      if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) continue;
-      zs.next_in = data.data();
-      zs.avail_in = static_cast<uInt>(data.size());
-      zs.next_out = raw.data();
-      zs.avail_out = static_cast<uInt>(raw.size());
-      const int rc = inflate(&zs, Z_FINISH);
-      const bool complete = rc == Z_STREAM_END && zs.total_out == raw_size;
-      inflateEnd(&zs);
-      if (!complete) throw corrupt("entry '" + name + "' cannot be decompressed");
-      data.swap(raw);
-    }
-    if (::crc32(0L, data.data(), static_cast<uInt>(data.size())) != crc)
-      throw corrupt("entry '" + name + "' fails its CRC check");
-  }
-  return sizes_known ? data_bytes : -1;
 }
 
 // LibTorch's loaders trust the sizes recorded in an archive: a tensor whose
@@ -197,7 +118,7 @@ torch::jit::Module load_archive(const std::string& path) {
     throw Error(Error::Kind::Load, "'" + path +
                                        "' is not a TorchScript archive (it is not a zip file). Save models with "
                                        "torch.jit.save(torch.jit.trace(model, args), path).");
-  const int64_t data_bytes = verify_zip_crcs(path);
+  const int64_t data_bytes = check_archive_entries(path);
   try {
     torch::jit::Module m = torch::jit::load(path, c10::Device(c10::kCPU));
     check_tensors(m, path, data_bytes);
@@ -219,6 +140,7 @@ torch::jit::Module load_archive(const std::string& path) {
 
 c10::IValue load_saved_value(const std::string& path) {
   std::vector<char> bytes = read_file(path, Error::Kind::Args, "example args file");
+  if (is_zip(path)) check_archive_entries(path, "example args file", Error::Kind::Args);
   c10::IValue value;
   try {
     value = torch::jit::pickle_load(bytes);

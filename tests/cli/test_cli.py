@@ -285,6 +285,42 @@ def test_tensor_without_its_data(small, tmp_path):
     assert_clean_failure(proc, out, 1, "nodata.pt", "is corrupt: tensor", "data holds 0")
 
 
+def _rewrite_entry(src_path, dst_path, suffix, change):
+    """A copy of the archive with one entry changed (and a valid CRC: the zip is rewritten)."""
+    src = zipfile.ZipFile(src_path)
+    with zipfile.ZipFile(dst_path, "w", zipfile.ZIP_STORED) as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            dst.writestr(name, change(data) if name.endswith(suffix) else data)
+
+
+def test_damaged_pickle_with_valid_crc(small, tmp_path):
+    # LibTorch's unpickler sizes its memo table from LONG_BINPUT's index and
+    # allocates a string's claimed length: a huge one is reported, not allocated.
+    d = small[0]
+    out = str(tmp_path / "o.onnx")
+    for label, change in [
+        ("memo", lambda b: b.replace(b"q\x00", b"r\xff\xff\xff\x7f", 1)),
+        ("string", lambda b: b.replace(b"X\x08\x00\x00\x00training", b"X\xff\xff\xff\x7ftraining", 1)),
+    ]:
+        p = tmp_path / f"{label}.pt"
+        _rewrite_entry(d / "small.pt", p, "/data.pkl", change)
+        assert open(p, "rb").read() != open(d / "small.pt", "rb").read()
+        proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+        assert_clean_failure(proc, out, 1, f"{label}.pt", "is corrupt", "data.pkl", "pickle")
+
+
+def test_untyped_class_attribute_in_code(small, tmp_path):
+    # LibTorch 1.13's importer dereferences the missing type of `name = value`
+    # in a module class body (a crash): reported as a corrupt archive instead.
+    d = small[0]
+    p = tmp_path / "untyped.pt"
+    _rewrite_entry(d / "small.pt", p, ".py", lambda b: b.replace(b"__buffers__", b"aten", 1))
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, out, 1, "untyped.pt", "is corrupt", "class attribute 'aten' is assigned without a type")
+
+
 def test_zip_that_is_not_torchscript(tmp_path):
     p = tmp_path / "plain.pt"
     torch.save(nn.Linear(2, 2), str(p))  # a pickled module, not TorchScript

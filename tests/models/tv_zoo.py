@@ -15,13 +15,20 @@ import zoo
 
 # Input size per model: the smallest that is comfortably valid for its architecture.
 _SIZE = {
-    "inception_v3": 96,
+    "inception_v3": 299,  # its auxiliary classifier (run while calibrating) needs the full size
     "googlenet": 64,
     "maxvit_t": 224,  # each stage's size must divide by the partition size 7: 224 / 32 = 7
     "squeezenet1_0": 64,
     "squeezenet1_1": 64,
 }
 _VIT_SIZE = 64  # ViTs are built for this image size (divisible by the patch sizes 14, 16, 32)
+# BatchNorm statistics are calibrated on this many random images: at 64x64 the last stages of a classifier see
+# 2x2 values per channel and image, too few for stable statistics with the example's batch of 1 or 2.
+_CALIBRATION_BATCH = 16
+
+
+def _calibration(args, batch=_CALIBRATION_BATCH):
+    return tuple(torch.empty((batch,) + tuple(t.shape[1:])) for t in args)
 
 
 def _classifier(name):
@@ -38,7 +45,7 @@ def _classifier(name):
         model = getattr(tvm, name)(**kwargs)
         size = kwargs.get("image_size", _SIZE.get(name, 64))
         args = (torch.randn(1 if size > 128 else 2, 3, size, size),)
-        return zoo._randomize_bn(model, args), args
+        return zoo._randomize_bn(model, args, _calibration(args, 4 if size > 128 else _CALIBRATION_BATCH)), args
 
     return build
 
@@ -48,8 +55,8 @@ def _segmenter(name):
         torch.manual_seed(0)
         model = getattr(seg, name)(weights=None, weights_backbone=None, num_classes=5,
                                    **({} if name.startswith("lraspp") else {"aux_loss": True}))
-        args = (torch.randn(2, 3, 64, 64),)  # batch 2: BatchNorm after global pooling needs it to calibrate
-        return zoo._randomize_bn(model, args), args
+        args = (torch.randn(2, 3, 64, 64),)
+        return zoo._randomize_bn(model, args, _calibration(args)), args
 
     return build
 

@@ -74,10 +74,31 @@ def _randomize_zero_weights(module):
                 p.copy_(torch.randn(p.shape, generator=g) * 0.02)
 
 
-def _randomize_bn(module, example=None):
+# Residual blocks whose branch ends in a BatchNorm (torchvision's ResNet, ResNeXt, wide ResNet, RegNet, video
+# ResNets): trained networks keep that last scale small (torchvision's zero_init_residual makes it 0), and with
+# random scales near 1 the branches of a 100-layer network add up to a function so steep that float32 itself
+# differs from float64 by more than the comparison tolerance.
+_RESIDUAL_BLOCKS = {"BasicBlock", "Bottleneck", "ResBottleneckBlock"}
+_SKIP_PATHS = ("downsample", "proj")
+_RESIDUAL_SCALE = 0.3
+
+
+def _scale_residual_branches(module):
+    for block in module.modules():
+        if type(block).__name__ not in _RESIDUAL_BLOCKS:
+            continue
+        branch = [m for n, m in block.named_modules()
+                  if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.affine and not n.startswith(_SKIP_PATHS)]
+        if branch:
+            branch[-1].weight.data.mul_(_RESIDUAL_SCALE)
+
+
+def _randomize_bn(module, example=None, calibration=None):
     """Random BatchNorm affine parameters, and running statistics measured on
     random data (so eval-mode BN is neither an identity nor blows activations
-    up through deep random networks)."""
+    up through deep random networks). The statistics come from `calibration`
+    (a tuple of inputs; pass a large batch for networks whose late layers see
+    few values per channel) or else from random tensors shaped like `example`."""
     _randomize_zero_weights(module)
     g = torch.Generator().manual_seed(1)
     bns = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
@@ -85,14 +106,18 @@ def _randomize_bn(module, example=None):
         if m.affine:
             m.weight.data.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
             m.bias.data.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
-    if example is not None and bns:
+    _scale_residual_branches(module)
+    if (example is not None or calibration is not None) and bns:
         for m in bns:
             m.reset_running_stats()
             m.momentum = None  # cumulative average over the calibration batches
         module.train()
         with torch.no_grad():
             for _ in range(2):
-                module(*[torch.randn_like(t) if t.is_floating_point() else t for t in example])
+                if calibration is not None:
+                    module(*[torch.randn_like(t) for t in calibration])
+                else:
+                    module(*[torch.randn_like(t) if t.is_floating_point() else t for t in example])
         for m in bns:
             m.momentum = 0.1
     else:

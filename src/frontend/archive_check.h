@@ -1,0 +1,31 @@
+// Checks of a TorchScript archive's bytes before LibTorch reads it. LibTorch
+// 1.13 trusts its input: its zip reader skips CRCs, its unpickler allocates
+// whatever length a string opcode claims, and its source importer crashes on
+// some malformed class bodies. Plain C++ (no LibTorch), so it is quick to build.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torch2onnx/options.h"
+
+namespace torch2onnx::frontend {
+
+// Checks the archive's small entries (code, pickles, version: everything but
+// tensor data) against their CRC-32, then their content (content_problem).
+// Zip64 archives are left to LibTorch. Throws Error(kind) naming the file as
+// `what` when corrupt. Returns the bytes of the tensor data entries (-1 when
+// not known).
+int64_t check_archive_entries(const std::string& path, const char* what = "TorchScript archive",
+                              Error::Kind kind = Error::Kind::Load);
+
+// What is wrong with one entry's content that LibTorch would not survive
+// ("" when nothing): in a pickle, an opcode whose length runs past the end;
+// in TorchScript code, a module class attribute assigned without a type.
+std::string content_problem(const std::string& name, const std::vector<unsigned char>& data);
+
+// The pickle check on its own (for values saved with torch.save).
+std::string pickle_problem(const unsigned char* data, size_t size);
+
+}  // namespace torch2onnx::frontend
