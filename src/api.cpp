@@ -52,12 +52,15 @@ const char* version() { return TORCH2ONNX_VERSION; }
 
 namespace api {
 
-void export_to_file(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
-                    const ExportOptions& options, const ExportHooks& hooks) {
-  TrainingGuard guard(module);
-  ir::Model model = export_ir(module, args, options, user_registry(), hooks);
+namespace {
+
+void write_file(ir::Model& model, const std::string& path, const ExportOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   serialize::WriteOptions w = write_options(options);
+  if (options.progress) {
+    options.progress("writing", 0.0);
+    w.progress = [&options](double f) { options.progress("writing", f); };
+  }
   if (!w.external_data && serialize::exceeds_protobuf_limit(model)) {
     std::cerr << "torch2onnx: note: the weights (" << weights_gib(model)
               << " GiB) exceed protobuf's 2 GiB limit for one file; writing them to '" << path
@@ -68,6 +71,21 @@ void export_to_file(const torch::jit::Module& module, const std::vector<c10::IVa
   if (std::getenv("T2O_TIMING"))
     std::cerr << "[t2o] write: "
               << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
+}
+
+}  // namespace
+
+void export_to_file(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
+                    const ExportOptions& options, const ExportHooks& hooks) {
+  TrainingGuard guard(module);
+  ir::Model model = export_ir(module, args, options, user_registry(), hooks);
+  write_file(model, path, options);
+}
+
+void export_to_file(torch::jit::Module&& module, const std::vector<c10::IValue>& args, const std::string& path,
+                    const ExportOptions& options, const ExportHooks& hooks) {
+  ir::Model model = export_ir(std::move(module), args, options, user_registry(), hooks, /*consume=*/true);
+  write_file(model, path, options);
 }
 
 std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
@@ -112,6 +130,12 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
 void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
                   const ExportOptions& options) {
   api::export_to_file(module, args, path, options, {});
+}
+
+void export_archive(const std::string& archive, const std::vector<c10::IValue>& args, const std::string& path,
+                    const ExportOptions& options) {
+  if (options.progress) options.progress("loading", 0.0);
+  api::export_to_file(load_archive(archive), args, path, options, {});
 }
 
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,

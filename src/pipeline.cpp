@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "convert/converter.h"
@@ -40,7 +42,15 @@ const NamedPass kOnnxPasses[] = {
     {"outline_module_functions", onnx_passes::outline_module_functions},
 };
 
-// T2O_TIMING=1 prints how long each stage took (stderr).
+// The process's resident memory now, in MB.
+long rss_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+  return -1;
+}
+
+// T2O_TIMING=1 prints how long each stage took and the memory after it (stderr).
 class StageTimer {
  public:
   StageTimer() : enabled_(std::getenv("T2O_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
@@ -48,7 +58,7 @@ class StageTimer {
     if (!enabled_) return;
     auto now = std::chrono::steady_clock::now();
     std::cerr << "[t2o] " << stage << ": "
-              << std::chrono::duration<double, std::milli>(now - last_).count() << " ms\n";
+              << std::chrono::duration<double, std::milli>(now - last_).count() << " ms (RSS " << rss_mb() << " MB)\n";
     last_ = now;
   }
 
@@ -76,6 +86,16 @@ std::map<std::string, std::string> module_classes(const torch::jit::Module& modu
   return out;
 }
 
+// Empties every tensor attribute of the module and its submodules (the
+// traced graph holds the ones it uses).
+void drop_tensors(const torch::jit::Module& module) {
+  for (const auto& m : module.modules()) {
+    const auto& obj = m._ivalue();
+    for (size_t i = 0; i < obj->slots().size(); ++i)
+      if (obj->getSlot(i).isTensor()) obj->setSlot(i, at::Tensor());
+  }
+}
+
 }  // namespace
 
 torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std::vector<c10::IValue>& args,
@@ -101,25 +121,33 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
 }
 
 ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
-                    const Registry& registry, const ExportHooks& hooks) {
+                    const Registry& registry, const ExportHooks& hooks, bool consume) {
   validate(options);
   ir::Model model;
   StageTimer timer;
   onnx_passes::PassContext pass_ctx{options};
   if (!options.export_modules_as_functions.empty()) pass_ctx.module_classes = module_classes(module);
-  torch_side::TorchGraph tg = trace_to_torch_graph(std::move(module), args, options, hooks);
+  if (options.progress) options.progress("tracing", 0.0);
+  std::optional<torch_side::TorchGraph> tg = trace_to_torch_graph(module, args, options, hooks);
+  if (consume) drop_tensors(module);
   timer.done("torch side");
+  // The meta example run checks less than a real one (e.g. dtypes): if
+  // PyTorch itself rejects the example inputs, that is the error to report.
+  auto report_real_run_error = [&] {
+    if (!tg) return;
+    torch_side::TorchContext real{options, /*real_example_run=*/true, hooks.python_ops};
+    torch_side::example_run(*tg, real);
+  };
   try {
-    model = convert::convert(tg, registry, options);
+    if (options.progress) options.progress("converting", 0.0);
+    model = convert::convert(*tg, registry, options);
     timer.done("convert");
+    if (consume) tg.reset();  // the model's initializers now hold the only handles on the weights
     run_onnx_passes(model, pass_ctx, timer);
   } catch (const UnsupportedOperatorError&) {
     throw;
   } catch (const Error&) {
-    // The meta run checks less than a real one (e.g. dtypes): if PyTorch itself
-    // rejects the example inputs, that is the error to report.
-    torch_side::TorchContext real{options, /*real_example_run=*/true, hooks.python_ops};
-    torch_side::example_run(tg, real);
+    report_real_run_error();
     throw;
   }
   model.producer_version = version();
@@ -133,13 +161,17 @@ void run_onnx_passes(ir::Model& model, const onnx_passes::PassContext& ctx, Stag
 #ifndef NDEBUG
   onnx_passes::lint(model, "conversion");
 #endif
-  for (const NamedPass& pass : kOnnxPasses) {
+  const size_t n_passes = sizeof(kOnnxPasses) / sizeof(kOnnxPasses[0]);
+  for (size_t i = 0; i < n_passes; ++i) {
+    const NamedPass& pass = kOnnxPasses[i];
+    if (ctx.options.progress) ctx.options.progress("optimizing", double(i) / double(n_passes));
     pass.run(model, ctx);
 #ifndef NDEBUG
     onnx_passes::lint(model, pass.name);
 #endif
     timer.done(pass.name);
   }
+  if (ctx.options.progress) ctx.options.progress("checking", 0.0);
   serialize::check_and_infer(model);
   timer.done("check_and_infer");
 }

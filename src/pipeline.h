@@ -25,8 +25,11 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
                                             const ExportOptions& options, const ExportHooks& hooks = {});
 
 // Everything: torch passes, conversion, ONNX passes, checker. The returned
-// model's initializers borrow the module's weights.
+// model's initializers borrow the module's weights. With `consume`, the
+// module is the export's alone: its tensors are dropped from it once traced,
+// and the torch side once converted, so the ONNX passes may transform weights
+// only the model holds in place.
 ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
-                    const Registry& registry = user_registry(), const ExportHooks& hooks = {});
+                    const Registry& registry = user_registry(), const ExportHooks& hooks = {}, bool consume = false);
 
 }  // namespace torch2onnx

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -51,6 +52,10 @@ struct ExportOptions {
   std::vector<std::string> export_modules_as_functions;
   // Where the verbose graph goes (std::cout when null).
   std::ostream* verbose_stream = nullptr;
+  // Called as the export advances, from the exporting thread: the stage
+  // ("loading", "tracing", "converting", "optimizing", "checking", "writing")
+  // and the fraction of it done, in [0, 1]. The CLI draws its progress line with it.
+  std::function<void(const std::string& stage, double fraction)> progress;
 };
 
 // Every error torch2onnx reports. `kind` tells the CLI which exit code to use.

@@ -23,6 +23,12 @@ namespace torch2onnx {
 // operators); on failure no file is left at `path`.
 void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
                   const ExportOptions& options = {});
+// Loads the TorchScript archive at `archive` (as load_archive) and exports
+// it to `path`. The loaded module is private to the export, so weights can be
+// transformed in place (Conv+BatchNorm folding): memory holds one copy of the
+// weights, not two. What the CLI runs.
+void export_archive(const std::string& archive, const std::vector<c10::IValue>& args, const std::string& path,
+                    const ExportOptions& options = {});
 
 // The same model, returned as a ModelProto (weights included).
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,

@@ -95,8 +95,11 @@ ir::Tensor borrow(const at::Tensor& t_in) {
     throw Error(Error::Kind::Conversion,
                 std::string("tensors of type ") + c10::toString(t.scalar_type()) + " cannot be exported to ONNX");
   auto holder = std::make_shared<at::Tensor>(t);
+  const at::Tensor* held = holder.get();  // lives as long as the keepalive
   return ir::Tensor::borrowed(dt, t.sizes().vec(), t.data_ptr(), t.nbytes(),
-                              std::shared_ptr<const void>(holder, holder.get()));
+                              std::shared_ptr<const void>(holder, holder.get()), [held] {
+                                return held->use_count() == 1 && held->storage().use_count() == 1;
+                              });
 }
 
 // What a PyTorch value became on the ONNX side.
@@ -125,7 +128,12 @@ class Converter : public ArgMaterializer {
     graph_ = model.graph.get();
     graph_->set_name("main_graph");
     make_inputs();
-    for (Node* n : tg_.graph->nodes()) convert_node(n);
+    size_t total = 0, done = 0;
+    for (Node* n : tg_.graph->nodes()) total += n ? 1 : 0;
+    for (Node* n : tg_.graph->nodes()) {
+      convert_node(n);
+      if (options_.progress && ++done % 256 == 0) options_.progress("converting", double(done) / double(total));
+    }
     graph_->set_current_origin(nullptr);
     make_outputs();
     return model;

@@ -126,14 +126,22 @@ Tensor Tensor::owned(DType dtype, std::vector<int64_t> dims, std::vector<uint8_t
   t.data_ = holder->data();
   t.nbytes_ = holder->size();
   t.keepalive_ = std::shared_ptr<const void>(holder, holder.get());
+  t.owned_ = true;
   if (static_cast<size_t>(t.numel()) * dtype_size(dtype) != t.nbytes_)
     throw std::logic_error("Tensor::owned: byte size does not match dims");
   return t;
 }
 
+uint8_t* Tensor::writable_data() const {
+  if (!data_ || keepalive_.use_count() != 1) return nullptr;
+  if (!owned_ && !(sole_owner_ && sole_owner_())) return nullptr;
+  return const_cast<uint8_t*>(data_);
+}
+
 Tensor Tensor::borrowed(DType dtype, std::vector<int64_t> dims, const void* data, size_t nbytes,
-                        std::shared_ptr<const void> keepalive) {
+                        std::shared_ptr<const void> keepalive, std::function<bool()> sole_owner) {
   Tensor t;
+  t.sole_owner_ = std::move(sole_owner);
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);
   t.data_ = static_cast<const uint8_t*>(data);

@@ -2,6 +2,7 @@
 // with W' = W * s and B' = (B - mean) * s + beta, s = gamma / sqrt(var + eps),
 // computed in double precision. Only when the Conv's result feeds nothing
 // else and every parameter is a constant.
+#include <algorithm>
 #include <cmath>
 
 #include "onnx_passes/passes.h"
@@ -14,21 +15,30 @@ bool float_like(const ir::Tensor* t) {
 }
 
 template <typename T>
-ir::Tensor scaled_as(const ir::Tensor& w, const std::vector<double>& s) {
+void scale_rows(const ir::Tensor& w, const std::vector<double>& s, uint8_t* dst) {
   const int64_t cout = w.dims().at(0);
   const int64_t per = cout ? w.numel() / cout : 0;
-  std::vector<uint8_t> bytes(w.nbytes());
   const T* in = reinterpret_cast<const T*>(w.data());
-  T* out = reinterpret_cast<T*>(bytes.data());
+  T* out = reinterpret_cast<T*>(dst);
   for (int64_t c = 0; c < cout; ++c) {
     const double f = s[static_cast<size_t>(c)];
     for (int64_t k = 0; k < per; ++k) out[c * per + k] = static_cast<T>(static_cast<double>(in[c * per + k]) * f);
   }
-  return ir::Tensor::owned(w.dtype(), w.dims(), std::move(bytes));
 }
 
-ir::Tensor scaled(const ir::Tensor& w, const std::vector<double>& s) {
-  return w.dtype() == ir::DType::Double ? scaled_as<double>(w, s) : scaled_as<float>(w, s);
+// W * s (one factor per output channel). In place when nothing else holds W
+// (the CLI hands over the loaded module, so its weights are ours): memory
+// then holds one copy of the weights, not two.
+ir::Tensor scaled(const ir::Tensor& w, const std::vector<double>& s, bool sole_use) {
+  uint8_t* in_place = sole_use ? w.writable_data() : nullptr;
+  std::vector<uint8_t> bytes;
+  if (!in_place) bytes.resize(w.nbytes());
+  uint8_t* dst = in_place ? in_place : bytes.data();
+  if (w.dtype() == ir::DType::Double)
+    scale_rows<double>(w, s, dst);
+  else
+    scale_rows<float>(w, s, dst);
+  return in_place ? w : ir::Tensor::owned(w.dtype(), w.dims(), std::move(bytes));
 }
 
 void run(ir::Graph& g) {
@@ -59,7 +69,10 @@ void run(ir::Graph& g) {
       s[c] = gamma->double_at(c) / std::sqrt(var->double_at(c) + eps32);
       bias[c] = ((b ? b->double_at(c) : 0.0) - mean->double_at(c)) * s[c] + beta->double_at(c);
     }
-    ir::Value* new_w = g.add_initializer(conv->name() + ".W", scaled(*w, s));
+    ir::Value* old_w = conv->input(1);
+    const bool sole_use = old_w->uses().size() == 1 && !old_w->is_graph_input() &&
+                          std::find(g.outputs().begin(), g.outputs().end(), old_w) == g.outputs().end();
+    ir::Value* new_w = g.add_initializer(conv->name() + ".W", scaled(*w, s, sole_use));
     ir::Value* new_b = g.add_initializer(conv->name() + ".B",
                                          ir::Tensor::from_doubles(w->dtype(), bias, {cout}));
     new_w->set_derived(true);

@@ -1,5 +1,6 @@
 #include "serialize/writer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -182,10 +183,38 @@ std::string serialize_model(const ir::Model& model, const WriteOptions& options)
   return out;
 }
 
+// Writes through `write` in 16 MiB pieces and reports the fraction of the
+// weights' bytes written after each.
+class ProgressWriter {
+ public:
+  ProgressWriter(const ir::Model& model, const WriteOptions& options) : report_(options.progress) {
+    for (const ir::Value* v : model.graph->initializers()) total_ += v->initializer()->nbytes();
+  }
+  template <typename Write>
+  void operator()(Write&& write, const uint8_t* p, size_t n) {
+    constexpr size_t kPiece = size_t{16} << 20;
+    size_t off = 0;
+    do {
+      const size_t k = std::min(kPiece, n - off);
+      write(p + off, k);
+      off += k;
+      done_ += k;
+      if (report_ && total_ && k) report_(std::min(1.0, double(done_) / double(total_)));
+    } while (off < n);
+  }
+
+ private:
+  std::function<void(double)> report_;
+  uint64_t total_ = 0, done_ = 0;
+};
+
 void write_model(const ir::Model& model, const std::string& path, const WriteOptions& options) {
+  ProgressWriter progress(model, options);
   if (!options.external_data) {
     AtomicFile f(path);
-    emit(model, options, "", [&](const uint8_t* p, size_t n) { f.write(p, n); }, [](const uint8_t*, size_t) {});
+    auto to_file = [&](const uint8_t* p, size_t n) { f.write(p, n); };
+    emit(model, options, "", [&](const uint8_t* p, size_t n) { progress(to_file, p, n); },
+         [](const uint8_t*, size_t) {});
     f.close();
     f.commit();
     return;
@@ -193,8 +222,10 @@ void write_model(const ir::Model& model, const std::string& path, const WriteOpt
   const std::string data_path = path + ".data";
   AtomicFile f(path);
   AtomicFile data(data_path);
-  emit(model, options, base_name(data_path), [&](const uint8_t* p, size_t n) { f.write(p, n); },
-       [&](const uint8_t* p, size_t n) { data.write(p, n); });
+  auto to_file = [&](const uint8_t* p, size_t n) { f.write(p, n); };
+  auto to_data = [&](const uint8_t* p, size_t n) { data.write(p, n); };
+  emit(model, options, base_name(data_path), [&](const uint8_t* p, size_t n) { progress(to_file, p, n); },
+       [&](const uint8_t* p, size_t n) { progress(to_data, p, n); });
   data.close();
   f.close();
   data.commit();

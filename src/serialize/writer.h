@@ -4,6 +4,7 @@
 // the target and renamed when complete, so a failure leaves nothing behind.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "ir/model.h"
@@ -18,6 +19,8 @@ struct WriteOptions {
   // (ONNX external data, each at a 4096-byte aligned offset).
   bool external_data = false;
   size_t external_threshold = 1024;
+  // Called with the fraction of the bytes written so far.
+  std::function<void(double)> progress;
 };
 
 // Whether the model is too large for one protobuf file (2 GiB).

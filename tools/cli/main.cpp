@@ -1,12 +1,14 @@
 // The torch2onnx command line tool.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 
 #include "cli_args.h"
+#include "progress.h"
 #include "frontend/load.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/torch2onnx.h"
@@ -121,18 +123,27 @@ std::vector<c10::IValue> example_args(const torch2onnx::cli::Command& c) {
   return args;
 }
 
-int run_export(const torch2onnx::cli::Command& c) {
-  torch2onnx::export_model(torch2onnx::load_archive(c.model), example_args(c), c.output, c.options);
-  return 0;
-}
-
-// T2O_TIMING=1: the process's peak RSS at exit (for bench/).
-void report_peak_rss() {
+// T2O_TIMING=1 reports memory (for bench/ and tests/perf/): `label` and the
+// MB of /proc/self/status's `field` (VmRSS: now, VmHWM: peak).
+void report_memory(const char* field, const char* label) {
   if (!std::getenv("T2O_TIMING")) return;
   std::ifstream status("/proc/self/status");
   for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) std::cerr << "[t2o] peak RSS: " << std::stod(line.substr(6)) / 1024.0 << " MB\n";
+    if (line.rfind(field, 0) == 0)
+      std::cerr << "[t2o] " << label << ": " << std::stod(line.substr(std::strlen(field))) / 1024.0 << " MB\n";
 }
+
+int run_export(const torch2onnx::cli::Command& c) {
+  std::vector<c10::IValue> args = example_args(c);
+  report_memory("VmRSS:", "RSS before loading the model");
+  torch2onnx::cli::ProgressLine line;
+  torch2onnx::ExportOptions options = c.options;
+  if (line.enabled()) options.progress = [&line](const std::string& stage, double f) { line.update(stage, f); };
+  torch2onnx::export_archive(c.model, args, c.output, options);
+  return 0;
+}
+
+void report_peak_rss() { report_memory("VmHWM:", "peak RSS"); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,9 +20,11 @@ class Tensor {
 
   // Takes ownership of `bytes` (must be numel * dtype_size bytes, little-endian).
   static Tensor owned(DType dtype, std::vector<int64_t> dims, std::vector<uint8_t> bytes);
-  // Refers to `data` (nbytes long), kept alive by `keepalive`.
+  // Refers to `data` (nbytes long), kept alive by `keepalive`. `sole_owner`
+  // (optional) tells whether the keepalive is the last holder of the memory
+  // (nothing outside torch2onnx sees it): see writable_data.
   static Tensor borrowed(DType dtype, std::vector<int64_t> dims, const void* data, size_t nbytes,
-                         std::shared_ptr<const void> keepalive);
+                         std::shared_ptr<const void> keepalive, std::function<bool()> sole_owner = {});
 
   static Tensor from_int64s(const std::vector<int64_t>& values, std::vector<int64_t> dims);
   static Tensor from_int64s(const std::vector<int64_t>& values);  // 1-D
@@ -37,6 +40,11 @@ class Tensor {
   size_t nbytes() const { return nbytes_; }
   const uint8_t* data() const { return data_; }
   bool defined() const { return dtype_ != DType::Undefined; }
+  // The bytes, writable, when this Tensor is their only holder (no other
+  // Tensor shares them and, for borrowed memory, its owner says nobody else
+  // holds it); nullptr otherwise. Lets a pass transform a weight in place
+  // instead of holding a second copy of it.
+  uint8_t* writable_data() const;
 
   // Element access, converting to the requested C++ type.
   int64_t int_at(int64_t i) const;
@@ -63,6 +71,8 @@ class Tensor {
   const uint8_t* data_ = nullptr;
   size_t nbytes_ = 0;
   std::shared_ptr<const void> keepalive_;
+  std::function<bool()> sole_owner_;  // borrowed memory: whether its owner has no other holder
+  bool owned_ = false;
 };
 
 std::string format_dims(const std::vector<int64_t>& dims);

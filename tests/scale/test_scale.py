@@ -1,0 +1,162 @@
+"""Export at scale (issue 8): peak memory against the weights' size, the
+progress line, byte-identical output, and a model past protobuf's 2 GiB.
+No timings here: speed is measured by bench/bench.py."""
+import os
+import pty
+import select
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn as nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "models"))
+import harness  # noqa: E402
+import zoo  # noqa: E402
+
+
+def _archive(name, d):
+    module, args = zoo.MODELS[name]()
+    pt, args_pt = str(d / f"{name}.pt"), str(d / f"{name}_args.pt")
+    harness.trace(module, args, pt)
+    torch.save(args, args_pt)
+    weights = sum(t.numel() * t.element_size() for t in module.state_dict().values())
+    return pt, args_pt, weights
+
+
+@pytest.fixture(scope="module")
+def resnet50(tmp_path_factory):
+    return _archive("resnet50", tmp_path_factory.mktemp("resnet50"))
+
+
+def _memory(stderr, label):
+    for line in stderr.splitlines():
+        if line.startswith(f"[t2o] {label}: "):
+            return float(line.split(": ")[1].split()[0]) * 2**20
+    raise AssertionError(f"no '{label}' in {stderr}")
+
+
+def _peak_rss(pt, args_pt, out):
+    proc = subprocess.run([harness.CLI, "export", pt, "--args", args_pt, "-o", str(out)],
+                          capture_output=True, text=True, env=dict(os.environ, T2O_TIMING="1"))
+    assert proc.returncode == 0, proc.stderr
+    return _memory(proc.stderr, "peak RSS")
+
+
+@pytest.fixture(scope="module")
+def baseline_rss(tmp_path_factory):
+    """The process's baseline: the peak RSS of the same CLI exporting a model
+    with next to no weights (LibTorch loaded and its JIT initialized)."""
+    d = tmp_path_factory.mktemp("baseline")
+    pt, args_pt, weights = _archive("super_resolution", d)
+    assert weights < 1 << 20
+    return _peak_rss(pt, args_pt, d / "m.onnx")
+
+
+@pytest.mark.parametrize("name", ["resnet50", "vgg16"])
+def test_peak_memory_is_one_copy_of_the_weights(name, resnet50, baseline_rss, tmp_path):
+    # VGG-16: 553 MB of weights written straight from the loaded tensors;
+    # ResNet-50: every Conv+BatchNorm folded, in place (no second copy).
+    pt, args_pt, weights = resnet50 if name == "resnet50" else _archive(name, tmp_path)
+    peak = _peak_rss(pt, args_pt, tmp_path / "m.onnx")
+    assert peak - baseline_rss <= 1.2 * weights, (peak - baseline_rss) / weights
+
+
+def test_output_is_byte_identical_across_runs(resnet50, tmp_path):
+    pt, args_pt, _ = resnet50
+    for extra in ([], ["--external-data"]):
+        runs = []
+        for k in range(2):
+            d = tmp_path / f"{len(extra)}_{k}"
+            d.mkdir()
+            harness.export(pt, str(d / "m.onnx"), args_path=args_pt, extra=extra)
+            runs.append(d)
+        for name in ["m.onnx"] + (["m.onnx.data"] if extra else []):
+            assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
+
+
+def _run_on_terminal(cmd, env):
+    """Runs cmd with stderr on a pseudo-terminal; returns (exit code, bytes written to it)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    return proc.wait(), out
+
+
+def test_progress_line_on_a_terminal_only(resnet50, tmp_path):
+    pt, args_pt, _ = resnet50
+    cmd = [harness.CLI, "export", pt, "--args", args_pt, "-o", str(tmp_path / "m.onnx")]
+    env = dict(os.environ, T2O_PROGRESS_DELAY_MS="0")  # drawn from the start, not after 2 s
+    env.pop("T2O_NO_PROGRESS", None)
+    code, out = _run_on_terminal(cmd, env)
+    assert code == 0, out
+    text = out.decode()
+    assert "[torch2onnx] " in text and "%" in text, text
+    stages = [s for s in ("loading", "tracing", "converting", "optimizing", "checking", "writing") if s in text]
+    assert stages, text
+    assert text.endswith("\r\x1b[K"), repr(text[-80:])  # the line is erased at the end
+    # Not a terminal: nothing but what the user asked for.
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+class Big(nn.Module):
+    """Ten 8192x8192 float layers: 2.5 GiB of weights, past protobuf's 2 GiB."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(8192, 8192, bias=False) for _ in range(10))
+        g = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for layer in self.layers:
+                layer.weight.copy_(torch.randn(8192, 8192, generator=g) / 90.0)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return x
+
+
+def test_model_past_two_gib_goes_to_external_data(tmp_path):
+    module = Big().eval()
+    x = torch.randn(2, 8192)
+    with torch.no_grad():
+        expected = module(x)
+    pt = str(tmp_path / "big.pt")
+    harness.trace(module, (x,), pt)
+    del module
+    args_pt = str(tmp_path / "args.pt")
+    torch.save((x,), args_pt)
+    out = tmp_path / "big.onnx"
+    proc = harness.export(pt, str(out), args_path=args_pt)
+    assert "exceed protobuf's 2 GiB limit" in proc.stderr and "big.onnx.data" in proc.stderr, proc.stderr
+    data = tmp_path / "big.onnx.data"
+    assert out.stat().st_size < 1 << 20 and data.stat().st_size >= 10 * 8192 * 8192 * 4
+    onnx.checker.check_model(str(out), full_check=True)  # by path: the checker reads the external data
+    proto = onnx.load(str(out), load_external_data=False)
+    assert len(proto.graph.initializer) == 10
+    for t in proto.graph.initializer:
+        info = {e.key: e.value for e in t.external_data}
+        assert t.data_location == onnx.TensorProto.EXTERNAL and info["location"] == "big.onnx.data"
+        assert int(info["offset"]) % 4096 == 0 and int(info["length"]) == 8192 * 8192 * 4
+    actual, _ = harness.run_ort(str(out), [x.numpy()], str(tmp_path))
+    harness.compare([expected], actual)
