@@ -74,7 +74,7 @@ install: build
 	cmake --install $(BUILD_DIR) $(if $(PREFIX),--prefix $(PREFIX),)
 
 bench: deps build
-	$(PYTHON) bench/bench.py --cli $(BUILD_DIR)/torch2onnx
+	$(PYTHON) bench/bench.py --cli $(BUILD_DIR)/torch2onnx --markdown docs/benchmarks.md
 
 clean:
 	rm -rf $(BUILD_DIR)

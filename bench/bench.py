@@ -10,7 +10,11 @@ and the table shows end-to-end seconds (median of --repeat runs), the
 torch.onnx.export call alone, peak RSS, node count, file size and ONNX Runtime
 latency of both files.
 
-    /usr/bin/python3 bench/bench.py [--models resnet50,vgg16] [--repeat 3]
+    /usr/bin/python3 bench/bench.py [--models resnet50,vgg16] [--repeat 3] [--markdown docs/benchmarks.md]
+
+Besides the models: the cost per node on generated graphs of 1k, 10k and
+100k nodes (--scaling), and a model with 2.5 GiB of weights (--big), which
+goes to ONNX external data.
 """
 import argparse
 import json
@@ -28,7 +32,60 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 import harness  # noqa: E402
+import tv_zoo  # noqa: E402
 import zoo  # noqa: E402
+
+
+class Encoder12(torch.nn.Module):
+    """A 12-layer transformer encoder (BERT-base sized: d_model 768, 12 heads)."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0, batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 12, enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.encoder(x)
+
+
+def transformer_encoder_12():
+    torch.manual_seed(0)
+    return Encoder12().eval(), (torch.randn(2, 128, 768),)
+
+
+class Chain(torch.nn.Module):
+    """n elementwise nodes in a row (each with its own constant), for the cost per node."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    def forward(self, x):
+        for i in range(self.n // 2):
+            x = torch.tanh(x) * (1.0 + i * 1e-6)
+        return x
+
+
+class Big(torch.nn.Module):
+    """Ten 8192x8192 layers: 2.5 GiB of weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(8192, 8192, bias=False) for _ in range(10))
+        with torch.no_grad():
+            for layer in self.layers:
+                layer.weight.normal_(0, 1 / 90.0)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return x
+
+
+MODELS = {**zoo.MODELS, "swin_t": tv_zoo.MODELS["swin_t"], "transformer_encoder_12": transformer_encoder_12,
+          "big_2.5GiB": lambda: (Big().eval(), (torch.randn(2, 8192),))}
+for _n in (1000, 10000, 100000):
+    MODELS[f"chain_{_n // 1000}k"] = (lambda n: lambda: (Chain(n), (torch.randn(4, 4),)))(_n)
 
 REFERENCE = r"""
 import sys, time, torch
@@ -70,11 +127,12 @@ def ort_latency(path, inputs, work, runs):
 
 
 def bench_model(name, cli, repeat, opset, work, ort_runs):
-    module, args = zoo.MODELS[name]()
+    module, args = MODELS[name]()
     pt, args_pt = os.path.join(work, f"{name}.pt"), os.path.join(work, f"{name}_args.pt")
     harness.trace(module, args, pt)
     torch.save(args, args_pt)
     weights_mb = sum(t.numel() * t.element_size() for t in module.state_dict().values()) / 1e6
+    del module
     t2o_out, ref_out = os.path.join(work, f"{name}.t2o.onnx"), os.path.join(work, f"{name}.ref.onnx")
 
     env = dict(os.environ, T2O_TIMING="1")
@@ -84,69 +142,137 @@ def bench_model(name, cli, repeat, opset, work, ort_runs):
             if os.path.exists(f):
                 os.remove(f)
         t2o.append(run_measured([cli, "export", pt, "--args", args_pt, "-o", t2o_out, "--opset", str(opset)], env))
-        ref.append(run_measured([sys.executable, "-c", REFERENCE, pt, args_pt, ref_out, str(opset)]))
+        try:
+            ref.append(run_measured([sys.executable, "-c", REFERENCE, pt, args_pt, ref_out, str(opset)]))
+        except RuntimeError as e:
+            ref_error = str(e).strip().splitlines()[-1]
+            print(f"{name}: torch.onnx.export failed: {ref_error}", file=sys.stderr)
+            ref = []
+            break
     inputs = [t.numpy() for t in harness.flatten(args)]
+
+    def size_mb(path):
+        return sum(os.path.getsize(f) for f in (path, path + ".data") if os.path.exists(f)) / 1e6
+
+    def nodes(path):
+        return len(onnx.load(path, load_external_data=False).graph.node)
+
+    def med(xs):
+        return statistics.median(xs) if xs else None
+
     row = {
         "model": name,
         "weights_mb": weights_mb,
-        "t2o_s": statistics.median(w for w, _, _ in t2o),
-        "ref_s": statistics.median(w for w, _, _ in ref),
-        "ref_call_s": statistics.median(float(o.split("call")[-1]) for _, _, o in ref),
+        "t2o_s": med([w for w, _, _ in t2o]),
+        "ref_s": med([w for w, _, _ in ref]),
+        "ref_call_s": med([float(o.split("call")[-1]) for _, _, o in ref]),
         "t2o_rss_mb": max(r for _, r, _ in t2o),
-        "ref_rss_mb": max(r for _, r, _ in ref),
-        "t2o_nodes": len(onnx.load(t2o_out, load_external_data=False).graph.node),
-        "ref_nodes": len(onnx.load(ref_out, load_external_data=False).graph.node),
-        "t2o_mb": os.path.getsize(t2o_out) / 1e6,
-        "ref_mb": os.path.getsize(ref_out) / 1e6,
-        "t2o_ort_ms": ort_latency(t2o_out, inputs, work, ort_runs),
-        "ref_ort_ms": ort_latency(ref_out, inputs, work, ort_runs),
+        "ref_rss_mb": max((r for _, r, _ in ref), default=None),
+        "t2o_nodes": nodes(t2o_out),
+        "ref_nodes": nodes(ref_out) if ref else None,
+        "t2o_mb": size_mb(t2o_out),
+        "ref_mb": size_mb(ref_out) if ref else None,
+        "t2o_ort_ms": ort_latency(t2o_out, inputs, work, ort_runs) if ort_runs else None,
+        "ref_ort_ms": ort_latency(ref_out, inputs, work, ort_runs) if ort_runs and ref else None,
     }
-    row["speedup"] = row["ref_s"] / row["t2o_s"]
-    for f in (t2o_out, ref_out, pt):
-        os.remove(f)
+    row["speedup"] = row["ref_s"] / row["t2o_s"] if ref else None
+    for f in (t2o_out, t2o_out + ".data", ref_out, ref_out + ".data", pt):
+        if os.path.exists(f):
+            os.remove(f)
     return row
 
 
-def table(rows, opset, repeat):
+def fmt(v, spec, missing="failed"):
+    return missing if v is None else format(v, spec)
+
+
+def table(rows, opset, repeat, baseline_mb):
     lines = [
-        f"Export to ONNX opset {opset}, median of {repeat} runs, this machine "
-        f"({os.cpu_count()} cores); end to end = the whole process, from the archive on disk to the "
-        f"written model.",
+        f"Export to ONNX opset {opset}, median of {repeat} runs, on this machine ({os.cpu_count()} cores, "
+        f"torch {torch.__version__}). *End to end* is the whole process, from the archive on disk to the written "
+        f"model (for torch.onnx: `python3 -c \"torch.onnx.export(torch.jit.load(...), ...)\"`, its export call "
+        f"alone in parentheses). *Peak RSS* is the process's high-water mark; *over baseline* is torch2onnx's "
+        f"peak minus its peak on a model with no weights to speak of ({baseline_mb:.0f} MB: LibTorch loaded), "
+        f"as a multiple of the weights' size. *ORT ms*: ONNX Runtime latency of each file on the example inputs.",
         "",
         "| model | weights MB | torch2onnx s | torch.onnx s (call only) | speedup | peak RSS MB t2o / torch.onnx "
-        "| nodes t2o / torch.onnx | file MB t2o / torch.onnx | ORT ms t2o / torch.onnx |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| t2o over baseline / weights | nodes t2o / torch.onnx | file MB t2o / torch.onnx "
+        "| ORT ms t2o / torch.onnx |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        over = (r["t2o_rss_mb"] - baseline_mb) / r["weights_mb"] if r["weights_mb"] >= 1 else None
+        ref_s = "failed" if r["ref_s"] is None else f"{r['ref_s']:.2f} ({r['ref_call_s']:.2f})"
         lines.append(
-            f"| {r['model']} | {r['weights_mb']:.1f} | {r['t2o_s']:.2f} | {r['ref_s']:.2f} ({r['ref_call_s']:.2f}) "
-            f"| {r['speedup']:.1f}x | {r['t2o_rss_mb']:.0f} / {r['ref_rss_mb']:.0f} "
-            f"| {r['t2o_nodes']} / {r['ref_nodes']} | {r['t2o_mb']:.1f} / {r['ref_mb']:.1f} "
-            f"| {r['t2o_ort_ms']:.2f} / {r['ref_ort_ms']:.2f} |")
+            f"| {r['model']} | {r['weights_mb']:.1f} | {r['t2o_s']:.2f} | {ref_s} "
+            f"| {fmt(r['speedup'], '.1f')}x | {r['t2o_rss_mb']:.0f} / {fmt(r['ref_rss_mb'], '.0f')} "
+            f"| {fmt(over, '.2f', '-')} | {r['t2o_nodes']} / {fmt(r['ref_nodes'], 'd')} "
+            f"| {r['t2o_mb']:.1f} / {fmt(r['ref_mb'], '.1f')} "
+            f"| {fmt(r['t2o_ort_ms'], '.2f', '-')} / {fmt(r['ref_ort_ms'], '.2f', '-')} |")
     return "\n".join(lines)
+
+
+def scaling_table(rows):
+    lines = [
+        "Cost per node: a chain of n elementwise nodes (`tanh`, `mul` by a distinct constant), exported end to end. "
+        "µs/node is the end-to-end time over the exported node count (the process's fixed start-up cost included, "
+        "so it falls as graphs grow while the cost stays linear).",
+        "",
+        "| graph | ONNX nodes | torch2onnx s | torch2onnx µs/node | torch.onnx s | torch.onnx µs/node |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        n = r["t2o_nodes"]
+        ref_us = None if r["ref_s"] is None else 1e6 * r["ref_s"] / n
+        lines.append(f"| {r['model']} | {n} | {r['t2o_s']:.2f} | {1e6 * r['t2o_s'] / n:.1f} "
+                     f"| {fmt(r['ref_s'], '.2f')} | {fmt(ref_us, '.1f')} |")
+    return "\n".join(lines)
+
+
+def baseline_rss(cli, work):
+    module, args = zoo.MODELS["super_resolution"]()
+    pt, args_pt = os.path.join(work, "baseline.pt"), os.path.join(work, "baseline_args.pt")
+    harness.trace(module, args, pt)
+    torch.save(args, args_pt)
+    _, rss, _ = run_measured([cli, "export", pt, "--args", args_pt, "-o", os.path.join(work, "baseline.onnx")],
+                             dict(os.environ, T2O_TIMING="1"))
+    return rss
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--cli", default=os.path.join(ROOT, "build", "torch2onnx"))
-    p.add_argument("--models", default="resnet50,vgg16,alexnet,densenet121,inception_v3,dcgan_generator,"
-                                        "super_resolution,word_lm_lstm,word_lm_transformer")
+    p.add_argument("--models", default="vgg16,resnet50,swin_t,transformer_encoder_12,alexnet,densenet121,"
+                                        "inception_v3,dcgan_generator,super_resolution,word_lm_lstm")
+    p.add_argument("--scaling", default="chain_1k,chain_10k,chain_100k", help="generated graphs ('' to skip)")
+    p.add_argument("--big", action=argparse.BooleanOptionalAction, default=True, help="the 2.5 GiB model")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--opset", type=int, default=17)
     p.add_argument("--ort-runs", type=int, default=20)
     p.add_argument("--json", default=None, help="also write the rows as JSON here")
+    p.add_argument("--markdown", default=None, help="write the tables to this file (docs/benchmarks.md)")
     a = p.parse_args()
-    rows = []
+    rows, scaling = [], []
     with tempfile.TemporaryDirectory() as work:
-        for name in a.models.split(","):
-            row = bench_model(name, a.cli, a.repeat, a.opset, work, a.ort_runs)
-            print(f"{name}: torch2onnx {row['t2o_s']:.2f}s, torch.onnx {row['ref_s']:.2f}s "
-                  f"({row['speedup']:.1f}x)", file=sys.stderr)
-            rows.append(row)
-    print(table(rows, a.opset, a.repeat))
+        base = baseline_rss(a.cli, work)
+        jobs = [(m, a.repeat, a.ort_runs, rows) for m in a.models.split(",") if m]
+        jobs += [(m, 1, 0, scaling) for m in a.scaling.split(",") if m]
+        if a.big:
+            jobs.append(("big_2.5GiB", 1, 3, rows))
+        for name, repeat, ort_runs, out in jobs:
+            row = bench_model(name, a.cli, repeat, a.opset, work, ort_runs)
+            print(f"{name}: torch2onnx {row['t2o_s']:.2f}s, torch.onnx {fmt(row['ref_s'], '.2f')}s "
+                  f"({fmt(row['speedup'], '.1f')}x)", file=sys.stderr)
+            out.append(row)
+    text = "# Benchmarks\n\nGenerated by `make bench` (`bench/bench.py --markdown docs/benchmarks.md`).\n\n" + \
+        table(rows, a.opset, a.repeat, base) + "\n\n" + (scaling_table(scaling) + "\n" if scaling else "")
+    print(text)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(text)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"baseline_rss_mb": base, "models": rows, "scaling": scaling}, f, indent=1)
 
 
 if __name__ == "__main__":
