@@ -64,7 +64,7 @@ std::string code_problem(const std::vector<unsigned char>& data) {
 // Walks the pickle's opcodes (protocols 0-5) and checks each length-prefixed
 // argument fits in what is left. Stops at STOP or at an opcode it does not
 // know (LibTorch's unpickler reports those itself).
-std::string pickle_problem(const unsigned char* data, size_t size) {
+std::string pickle_problem(const unsigned char* data, size_t size, bool strict) {
   size_t pos = 0;
   auto past_end = [&](uint64_t n) { return n > size - pos; };
   auto line = [&]() -> bool {  // a newline-terminated argument
@@ -95,7 +95,8 @@ std::string pickle_problem(const unsigned char* data, size_t size) {
       case 0x8d: case 0x8e: case 0x96: prefix = 8; break;
       case 'I': case 'L': case 'S': case 'V': case 'P': case 'F': case 'g': case 'p': lines = 1; break;
       case 'c': case 'i': lines = 2; break;
-      default: return "";  // unknown opcode: LibTorch reports it
+      default:  // unknown opcode: LibTorch reports it, unless nothing says this is a pickle at all
+        return strict ? "byte " + std::to_string(pos - 1) + " is not a pickle opcode" : "";
     }
     if (fixed >= 0) {
       if (past_end(static_cast<uint64_t>(fixed))) return truncated;

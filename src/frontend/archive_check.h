@@ -25,7 +25,8 @@ int64_t check_archive_entries(const std::string& path, const char* what = "Torch
 // in TorchScript code, a module class attribute assigned without a type.
 std::string content_problem(const std::string& name, const std::vector<unsigned char>& data);
 
-// The pickle check on its own (for values saved with torch.save).
-std::string pickle_problem(const unsigned char* data, size_t size);
+// The pickle check on its own. `strict`: an opcode it does not know is a
+// problem too (for a bare pickle, where nothing else vouches for the bytes).
+std::string pickle_problem(const unsigned char* data, size_t size, bool strict = false);
 
 }  // namespace torch2onnx::frontend

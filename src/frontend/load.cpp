@@ -140,7 +140,18 @@ torch::jit::Module load_archive(const std::string& path) {
 
 c10::IValue load_saved_value(const std::string& path) {
   std::vector<char> bytes = read_file(path, Error::Kind::Args, "example args file");
-  if (is_zip(path)) check_archive_entries(path, "example args file", Error::Kind::Args);
+  if (is_zip(path)) {
+    check_archive_entries(path, "example args file", Error::Kind::Args);
+  } else {
+    // A bare pickle (torch.save(..., _use_new_zipfile_serialization=False)
+    // writes one first): LibTorch's reader runs past the end of anything else.
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    const std::string problem = bytes.empty() || p[0] != 0x80 ? "it is neither a zip archive nor a pickle"
+                                                              : pickle_problem(p, bytes.size(), /*strict=*/true);
+    if (!problem.empty())
+      throw Error(Error::Kind::Args, "cannot read example args from '" + path +
+                                         "' (expected a value saved with torch.save): " + problem);
+  }
   c10::IValue value;
   try {
     value = torch::jit::pickle_load(bytes);

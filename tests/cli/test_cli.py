@@ -495,3 +495,16 @@ def test_operator_export_types(small, tmp_path):
     assert {op[2]["operator"] for op in _ops(out) if op[1] == "ATen"} >= {b"_convolution", b"batch_norm", b"relu",
                                                                             b"linear"}
     assert run("export", pt, "--input", "8", "-o", out, "--operator-export-type", "caffe2").returncode == 2
+
+
+def test_example_args_file_that_is_not_a_saved_value(small, tmp_path):
+    # LibTorch's pickle reader runs past the end of bytes that are not a
+    # pickle (the fuzzer found it with --args pointing at an ONNX file).
+    d = small[0]
+    out = str(tmp_path / "o.onnx")
+    for label, content in [("onnx", b"\x08\x08\x12\x07pytorch"),
+                           ("badop", b"\x80\x02\xff\xff"), ("short", b"\x80\x02X\xff\xff\xff\x7fab")]:
+        p = tmp_path / f"{label}.pt"
+        p.write_bytes(content)
+        proc = run("export", str(d / "small.pt"), "-o", out, "--args", str(p))
+        assert_clean_failure(proc, out, 1, f"{label}.pt", "expected a value saved with torch.save")
