@@ -66,24 +66,8 @@ class Chain(torch.nn.Module):
         return x
 
 
-class Big(torch.nn.Module):
-    """Ten 8192x8192 layers: 2.5 GiB of weights."""
-
-    def __init__(self):
-        super().__init__()
-        self.layers = torch.nn.ModuleList(torch.nn.Linear(8192, 8192, bias=False) for _ in range(10))
-        with torch.no_grad():
-            for layer in self.layers:
-                layer.weight.normal_(0, 1 / 90.0)
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = torch.tanh(layer(x))
-        return x
-
-
 MODELS = {**zoo.MODELS, "swin_t": tv_zoo.MODELS["swin_t"], "transformer_encoder_12": transformer_encoder_12,
-          "big_2.5GiB": lambda: (Big().eval(), (torch.randn(2, 8192),))}
+          "big_2.5GiB": lambda: (zoo.Big().eval(), (torch.randn(2, 8192),))}
 for _n in (1000, 10000, 100000):
     MODELS[f"chain_{_n // 1000}k"] = (lambda n: lambda: (Chain(n), (torch.randn(4, 4),)))(_n)
 

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -16,6 +15,7 @@
 #include "convert/converter.h"
 #include "ir/printer.h"
 #include "onnx_passes/passes.h"
+#include "process_memory.h"
 #include "serialize/check.h"
 #include "torch_passes/passes.h"
 
@@ -42,14 +42,6 @@ const NamedPass kOnnxPasses[] = {
     {"outline_module_functions", onnx_passes::outline_module_functions},
 };
 
-// The process's resident memory now, in MB.
-long rss_mb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6)) / 1024;
-  return -1;
-}
-
 // T2O_TIMING=1 prints how long each stage took and the memory after it (stderr).
 class StageTimer {
  public:
@@ -58,7 +50,8 @@ class StageTimer {
     if (!enabled_) return;
     auto now = std::chrono::steady_clock::now();
     std::cerr << "[t2o] " << stage << ": "
-              << std::chrono::duration<double, std::milli>(now - last_).count() << " ms (RSS " << rss_mb() << " MB)\n";
+              << std::chrono::duration<double, std::milli>(now - last_).count() << " ms (RSS "
+              << static_cast<long>(process_memory_mb("VmRSS:")) << " MB)\n";
     last_ = now;
   }
 

@@ -1,5 +1,6 @@
 #include "convert/converter.h"
 
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -128,9 +129,10 @@ class Converter : public ArgMaterializer {
     graph_ = model.graph.get();
     graph_->set_name("main_graph");
     make_inputs();
-    size_t total = 0, done = 0;
-    for (Node* n : tg_.graph->nodes()) total += n ? 1 : 0;
-    for (Node* n : tg_.graph->nodes()) {
+    auto nodes = tg_.graph->nodes();
+    const auto total = std::distance(nodes.begin(), nodes.end());
+    int64_t done = 0;
+    for (Node* n : nodes) {
       convert_node(n);
       if (options_.progress && ++done % 256 == 0) options_.progress("converting", double(done) / double(total));
     }

@@ -298,6 +298,26 @@ def word_lm_transformer():
     return m, (tokens, causal_mask(seq))
 
 
+# ------------------------------------------------------------- 2.5 GiB model
+# Past protobuf's 2 GiB (its weights go to ONNX external data); used by
+# tests/scale and bench/, not listed in MODELS (too large for the model tests).
+class Big(nn.Module):
+    """Ten 8192x8192 float layers: 2.5 GiB of weights, past protobuf's 2 GiB."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(8192, 8192, bias=False) for _ in range(10))
+        g = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for layer in self.layers:
+                layer.weight.copy_(torch.randn(8192, 8192, generator=g) / 90.0)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return x
+
+
 MODELS = {
     "alexnet": alexnet,
     "dcgan_generator": dcgan_generator,

@@ -7,11 +7,9 @@ import select
 import subprocess
 import sys
 
-import numpy as np
 import onnx
 import pytest
 import torch
-import torch.nn as nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -121,25 +119,8 @@ def test_progress_line_on_a_terminal_only(resnet50, tmp_path):
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
-class Big(nn.Module):
-    """Ten 8192x8192 float layers: 2.5 GiB of weights, past protobuf's 2 GiB."""
-
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(8192, 8192, bias=False) for _ in range(10))
-        g = torch.Generator().manual_seed(0)
-        with torch.no_grad():
-            for layer in self.layers:
-                layer.weight.copy_(torch.randn(8192, 8192, generator=g) / 90.0)
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = torch.tanh(layer(x))
-        return x
-
-
 def test_model_past_two_gib_goes_to_external_data(tmp_path):
-    module = Big().eval()
+    module = zoo.Big().eval()
     x = torch.randn(2, 8192)
     with torch.no_grad():
         expected = module(x)

@@ -1,13 +1,13 @@
 // The torch2onnx command line tool.
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 
 #include "cli_args.h"
+#include "process_memory.h"
 #include "progress.h"
 #include "frontend/load.h"
 #include "symbolic/registry.h"
@@ -126,11 +126,7 @@ std::vector<c10::IValue> example_args(const torch2onnx::cli::Command& c) {
 // T2O_TIMING=1 reports memory (for bench/ and tests/perf/): `label` and the
 // MB of /proc/self/status's `field` (VmRSS: now, VmHWM: peak).
 void report_memory(const char* field, const char* label) {
-  if (!std::getenv("T2O_TIMING")) return;
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind(field, 0) == 0)
-      std::cerr << "[t2o] " << label << ": " << std::stod(line.substr(std::strlen(field))) / 1024.0 << " MB\n";
+  if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] " << label << ": " << torch2onnx::process_memory_mb(field) << " MB\n";
 }
 
 int run_export(const torch2onnx::cli::Command& c) {

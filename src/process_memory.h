@@ -1,0 +1,19 @@
+// The process's memory as Linux reports it in /proc/self/status, for
+// T2O_TIMING reports (the pipeline's stages, the CLI's baseline and peak).
+#pragma once
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+namespace torch2onnx {
+
+// `field` ("VmRSS:" now, "VmHWM:" peak) in MB; -1 when not reported.
+inline double process_memory_mb(const char* field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(std::strlen(field))) / 1024.0;
+  return -1;
+}
+
+}  // namespace torch2onnx
