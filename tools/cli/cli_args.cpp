@@ -179,6 +179,9 @@ Options (as torch.onnx.export):
                               plain or qualified; 'all' = every submodule) becomes an
                               ONNX local function (opset 15 and above)
 
+On a terminal, an export that takes more than two seconds shows a progress line
+on stderr (stage, percent, time); T2O_NO_PROGRESS=1 hides it.
+
 Exit status: 0 on success, 1 on an export error, 2 on a usage error.
 )";
 }
