@@ -37,12 +37,19 @@ import zoo  # noqa: E402
 
 
 class Encoder12(torch.nn.Module):
-    """A 12-layer transformer encoder (BERT-base sized: d_model 768, 12 heads)."""
+    """A 12-layer transformer encoder (BERT-base sized: d_model 768, 12 heads,
+    sequence-first so that torch.onnx can export it: batch-first inference
+    takes PyTorch's fused fast path, which torch.onnx 1.13 cannot export).
+    Each layer has its own random weights (nn.TransformerEncoder deep-copies
+    one layer, which would leave 12 identical ones)."""
 
     def __init__(self):
         super().__init__()
-        layer = torch.nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0, batch_first=True)
+        layer = torch.nn.TransformerEncoderLayer(768, 12, 3072, dropout=0.0)
         self.encoder = torch.nn.TransformerEncoder(layer, 12, enable_nested_tensor=False)
+        for p in self.encoder.parameters():
+            if p.dim() > 1:
+                torch.nn.init.normal_(p, std=0.02)
 
     def forward(self, x):
         return self.encoder(x)
@@ -50,7 +57,7 @@ class Encoder12(torch.nn.Module):
 
 def transformer_encoder_12():
     torch.manual_seed(0)
-    return Encoder12().eval(), (torch.randn(2, 128, 768),)
+    return Encoder12().eval(), (torch.randn(128, 2, 768),)
 
 
 class Chain(torch.nn.Module):
@@ -84,12 +91,13 @@ print(open("/proc/self/status").read(), file=sys.stderr)
 
 
 def peak_rss_mb(text):
-    """VmHWM from a /proc/self/status dump, or torch2onnx's own report."""
+    """VmHWM from a /proc/self/status dump, or torch2onnx's own report (both
+    in KiB or MiB), in MB of 10^6 bytes like every other size here."""
     for line in text.splitlines():
         if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024.0
+            return int(line.split()[1]) * 1024 / 1e6
         if line.startswith("[t2o] peak RSS:"):
-            return float(line.split()[3])
+            return float(line.split()[3]) * 2**20 / 1e6
     return float("nan")
 
 

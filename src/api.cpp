@@ -9,6 +9,7 @@
 #include "frontend/load.h"
 #include "ir/printer.h"
 #include "pipeline.h"
+#include "process_memory.h"
 #include "serialize/to_proto.h"
 #include "serialize/writer.h"
 #include "torch2onnx/torch2onnx.h"
@@ -70,7 +71,8 @@ void write_file(ir::Model& model, const std::string& path, const ExportOptions& 
   serialize::write_model(model, path, w);
   if (std::getenv("T2O_TIMING"))
     std::cerr << "[t2o] write: "
-              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms (RSS "
+              << static_cast<long>(process_memory_mb("VmRSS:")) << " MB)\n";
 }
 
 }  // namespace
@@ -180,7 +182,8 @@ torch::jit::Module load_archive(const std::string& path) {
   torch::jit::Module m = frontend::load_archive(path);
   if (std::getenv("T2O_TIMING"))
     std::cerr << "[t2o] load_archive: "
-              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms\n";
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms (RSS "
+              << static_cast<long>(process_memory_mb("VmRSS:")) << " MB)\n";
   return m;
 }
 

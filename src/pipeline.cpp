@@ -6,6 +6,9 @@
 #include "pipeline.h"
 
 #include <chrono>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -21,6 +24,12 @@
 
 namespace torch2onnx {
 namespace {
+
+void release_free_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 using OnnxPass = void (*)(ir::Model&, const onnx_passes::PassContext&);
 
@@ -135,7 +144,14 @@ ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& a
     if (options.progress) options.progress("converting", 0.0);
     model = convert::convert(*tg, registry, options);
     timer.done("convert");
-    if (consume) tg.reset();  // the model's initializers now hold the only handles on the weights
+    if (consume) {
+      // The model's initializers now hold the only handles on the weights:
+      // the torch side (graph, compiled code) goes, and the heap gives its
+      // freed pages back to the system.
+      tg.reset();
+      module = torch::jit::Module();
+      release_free_memory();
+    }
     run_onnx_passes(model, pass_ctx, timer);
   } catch (const UnsupportedOperatorError&) {
     throw;

@@ -1,6 +1,7 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <stdexcept>
 
 namespace torch2onnx::ir {
@@ -214,6 +215,21 @@ void Graph::remove_initializer(Value* v) {
   initializers_.erase(std::remove(initializers_.begin(), initializers_.end(), v), initializers_.end());
   if (v->is_input_) remove_input(v);
   v->initializer_.reset();
+}
+
+void Graph::remove_initializers(const std::vector<Value*>& values) {
+  std::unordered_set<const Value*> gone;
+  for (Value* v : values) {
+    if (v->has_uses()) throw std::logic_error("Graph::remove_initializers: '" + v->name() + "' still has uses");
+    gone.insert(v);
+  }
+  initializers_.erase(std::remove_if(initializers_.begin(), initializers_.end(),
+                                     [&gone](const Value* v) { return gone.count(v) != 0; }),
+                      initializers_.end());
+  for (Value* v : values) {
+    if (v->is_input_) remove_input(v);
+    v->initializer_.reset();
+  }
 }
 
 void Graph::make_input(Value* init) {

@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <unistd.h>
+#include <vector>
 
 #include "torch2onnx/options.h"
 
@@ -133,24 +135,34 @@ std::string base_name(const std::string& path) {
 }
 
 // A file written under a temporary name and renamed into place by commit().
+// Small pieces are gathered in a 1 MiB buffer; large ones (the weights) go
+// straight from the tensors' memory to write(2).
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp-" + std::to_string(::getpid())) {
-    f_ = std::fopen(tmp_.c_str(), "wb");
-    if (!f_) throw Error(Error::Kind::Io, "cannot write '" + path_ + "': " + std::strerror(errno));
-    std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd_ < 0) throw Error(Error::Kind::Io, "cannot write '" + path_ + "': " + std::strerror(errno));
+    buffer_.reserve(kBuffer);
   }
   ~AtomicFile() {
-    if (f_) std::fclose(f_);
+    if (fd_ >= 0) ::close(fd_);
     if (!committed_) std::remove(tmp_.c_str());
   }
   void write(const uint8_t* p, size_t n) {
-    if (n && std::fwrite(p, 1, n, f_) != n) fail();
+    if (buffer_.size() + n <= kBuffer) {
+      buffer_.insert(buffer_.end(), p, p + n);
+      return;
+    }
+    flush();
+    if (n < kBuffer)
+      buffer_.insert(buffer_.end(), p, p + n);
+    else
+      write_all(p, n);
   }
   void close() {
-    if (std::fflush(f_) != 0) fail();
-    int rc = std::fclose(f_);
-    f_ = nullptr;
+    flush();
+    int rc = ::close(fd_);
+    fd_ = -1;
     if (rc != 0) fail();
   }
   void commit() {
@@ -160,9 +172,25 @@ class AtomicFile {
   }
 
  private:
+  static constexpr size_t kBuffer = size_t{1} << 20;
+  void flush() {
+    write_all(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+  void write_all(const uint8_t* p, size_t n) {
+    while (n) {
+      const ssize_t k = ::write(fd_, p, std::min(n, size_t{1} << 30));
+      if (k < 0 && errno == EINTR) continue;
+      if (k == 0) errno = EIO;
+      if (k <= 0) fail();
+      p += k;
+      n -= static_cast<size_t>(k);
+    }
+  }
   [[noreturn]] void fail() { throw Error(Error::Kind::Io, "writing '" + path_ + "' failed: " + std::strerror(errno)); }
   std::string path_, tmp_;
-  std::FILE* f_ = nullptr;
+  int fd_ = -1;
+  std::vector<uint8_t> buffer_;
   bool committed_ = false;
 };
 

@@ -91,17 +91,19 @@ std::unordered_map<std::string, ShapeFn> make_table() {
                          "aten::relu6", "aten::elu", "aten::selu", "aten::celu", "aten::gelu", "aten::silu",
                          "aten::mish", "aten::hardswish", "aten::hardsigmoid", "aten::softplus", "aten::log_sigmoid",
                          "aten::prelu", "aten::threshold", "aten::hardshrink", "aten::softshrink", "aten::clone",
-                         "aten::contiguous"})
+                         "aten::contiguous", "aten::roll"})
     t[op] = same_as_input;
   for (const char* op : {"aten::relu_", "aten::leaky_relu_", "aten::sigmoid_", "aten::tanh_", "aten::hardtanh_",
                          "aten::elu_", "aten::selu_", "aten::celu_", "aten::silu_", "aten::mish_",
                          "aten::hardswish_", "aten::hardsigmoid_", "aten::threshold_"})
     t[op] = in_place;
-  // dropout(input, p, train): the identity at inference.
+  // dropout(input, p, train): the identity at inference or with p = 0
+  // (torchvision's Swin passes train=True with p = 0); otherwise a new tensor
+  // of the input's shape.
   for (const char* op : {"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::feature_alpha_dropout"})
     t[op] = [](const Stack& s) -> Outputs {
-      require(!s[2].toBool(), "dropout in training mode");
-      return {s[0]};
+      if (!s[2].toBool() || s[1].toDouble() == 0.0) return {s[0]};
+      return same_as_input(s);
     };
   // batch_norm(input, weight, bias, mean, var, training, momentum, eps, cudnn)
   t["aten::batch_norm"] = [](const Stack& s) -> Outputs {

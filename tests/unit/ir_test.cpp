@@ -62,6 +62,34 @@ TEST(Passes, FoldConstantsAndEliminateDeadCode) {
   EXPECT_EQ(folded->to_int64s(), (std::vector<int64_t>{11, 22, 33}));
 }
 
+TEST(Passes, FoldingFreesInitializersItConsumed) {
+  // Transpose(W) folds into W^T; W had no other use, so the pass itself
+  // removes it (a model of Linear weights never holds both copies). V is
+  // also used by an Add: it stays.
+  ir::Model m;
+  m.opset = 17;
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_input("x", ir::ValueType::tensor(ir::DType::Float, {2, 3}));
+  ir::Value* w = g.add_initializer("w", ir::Tensor::from_doubles(ir::DType::Float, {1, 2, 3, 4, 5, 6}, {3, 2}));
+  ir::Value* v = g.add_initializer("v", ir::Tensor::from_doubles(ir::DType::Float, {1, 2, 3, 4, 5, 6}, {2, 3}));
+  ir::Value* wt = g.create_node("Transpose", {w}, 1, {{"perm", std::vector<int64_t>{1, 0}}})->output(0);
+  ir::Value* vt = g.create_node("Transpose", {v}, 1, {{"perm", std::vector<int64_t>{1, 0}}})->output(0);
+  ir::Value* y = g.create_node("Add", {x, wt}, 1)->output(0);
+  ir::Value* z = g.create_node("Add", {x, v}, 1)->output(0);
+  ir::Value* u = g.create_node("MatMul", {x, vt}, 1)->output(0);
+  g.add_output(y);
+  g.add_output(z);
+  g.add_output(u);
+  ExportOptions o;
+  onnx_passes::PassContext ctx{o};
+  onnx_passes::fold_constants(m, ctx);
+  onnx_passes::lint(m, "test");
+  EXPECT_FALSE(w->is_initializer());
+  EXPECT_TRUE(v->is_initializer());
+  EXPECT_EQ(g.initializers().size(), 1u);  // v (w^T and v^T are small: Constant nodes)
+  EXPECT_EQ(y->producer()->input(1)->constant()->to_doubles(), (std::vector<double>{1, 3, 5, 2, 4, 6}));
+}
+
 TEST(Passes, DeduplicateInitializers) {
   ir::Model m;
   ir::Graph& g = *m.graph;

@@ -143,8 +143,7 @@ void report_peak_rss() { report_memory("VmHWM:", "peak RSS"); }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::atexit(report_peak_rss);
+int run(int argc, char** argv) {
   std::vector<std::string> av(argv + 1, argv + argc);
   try {
     auto c = torch2onnx::cli::parse(av);
@@ -167,4 +166,16 @@ int main(int argc, char** argv) {
     std::cerr << "torch2onnx: internal error: " << e.what() << "\n";
     return 1;
   }
+}
+
+// The process ends without running static destructors: LibTorch's unregister
+// thousands of operators and the heap would be freed page by page, a tenth of
+// a second spent on nothing. Every file is closed and renamed by then.
+int main(int argc, char** argv) {
+  const int rc = run(argc, argv);
+  report_peak_rss();
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(rc);
 }

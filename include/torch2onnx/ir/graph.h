@@ -239,6 +239,8 @@ class Graph {
   Value* add_initializer(const std::string& name, Tensor data);
   void remove_input(Value* v);        // the value must have no uses
   void remove_initializer(Value* v);  // the value must have no uses
+  // Several at once, in one sweep of the list (each must have no uses).
+  void remove_initializers(const std::vector<Value*>& values);
   // Turns an initializer into a plain graph input (export_params=False).
   void make_input(Value* initializer);
   const std::vector<Value*>& inputs() const { return inputs_; }
