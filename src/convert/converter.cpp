@@ -806,7 +806,10 @@ class Converter : public ArgMaterializer {
           throw Error(Error::Kind::Internal, "the symbolic for " + kind + " did not produce output " + std::to_string(i));
         continue;
       }
-      if (r.is_list) {
+      if (r.is_sequence) {
+        r.value->set_type(ir::ValueType::sequence(list_dtype({n->output(i)})));
+        slot_of(n->output(i)) = sequence_slot(r.value);
+      } else if (r.is_list) {
         Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
         for (ir::Value* e : r.elements) s.elements.push_back(Slot{Slot::Kind::Value, {}, e, {}, next_id_++});
         slot_of(n->output(i)) = std::move(s);

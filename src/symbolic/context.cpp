@@ -316,6 +316,13 @@ void SymbolicContext::out_list(std::vector<ir::Value*> vs, size_t k) {
   results_[k].set = true;
 }
 
+void SymbolicContext::out_sequence(ir::Value* seq, size_t k) {
+  if (k >= results_.size()) fail("has no output " + std::to_string(k) + " (internal error)");
+  results_[k].is_sequence = true;
+  results_[k].value = seq;
+  results_[k].set = true;
+}
+
 // ---------------------------------------------------------------- builder
 
 ir::Node* SymbolicContext::node(const std::string& type, const std::vector<ir::Value*>& inputs, size_t n,

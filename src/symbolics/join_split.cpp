@@ -152,7 +152,22 @@ void split(SymbolicContext& ctx) {
     split_into(ctx, ctx.is(1), dim);
     return;
   }
+  if (!ctx.constant(1) && ctx.arg(1).kind == Arg::Kind::Int)
+    ctx.fail("a split size computed at run time gives a list of run-time length, which needs ONNX sequences "
+             "(opset 11 or later)");
   split_into(ctx, pieces_of(ctx, dim_length(ctx, dim), ctx.i(1)), dim);
+}
+
+// Opset 11: a split size computed at run time makes a sequence of pieces
+// (SplitToSequence with a scalar split: pieces of that size, the last shorter).
+void split_11(SymbolicContext& ctx) {
+  if (ctx.constant(1) || ctx.arg(1).kind != Arg::Kind::Int) {
+    split(ctx);
+    return;
+  }
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
+  ir::Value* size = ctx.scalar_value(1, ir::DType::Int64);
+  ctx.out_sequence(ctx.op("SplitToSequence", {ctx.in(0), size}, {{"axis", dim}, {"keepdims", int64_t{1}}}));
 }
 
 // aten::chunk(self, chunks, dim=0): pieces of ceil(length / chunks).
@@ -223,6 +238,7 @@ void register_join_split(Registry& r) {
   for (const char* op : {"aten::split", "aten::split_with_sizes", "aten::unsafe_split", "aten::split_copy",
                          "aten::split_with_sizes_copy"})
     r.add(op, 9, split);
+  for (const char* op : {"aten::split", "aten::unsafe_split", "aten::split_copy"}) r.add(op, 11, split_11);
   for (const char* op : {"aten::chunk", "aten::unsafe_chunk"}) r.add(op, 9, chunk);
   for (const char* op : {"aten::unbind", "aten::unbind_copy"}) r.add(op, 9, unbind);
   r.add("aten::hsplit", 9, hsplit);

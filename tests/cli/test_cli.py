@@ -372,6 +372,9 @@ def test_usage_errors(small, tmp_path):
                              '{"nope": [0]}'), out, 2, "dynamic_axes names 'nope'")
     assert_clean_failure(run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8", "--dynamic-axes",
                              '{"x": [0'), out, 2, "--dynamic-axes")
+    for axis in ('{"x": {"4": "n"}}', '{"x": [-5]}'):
+        assert_clean_failure(run("export", str(d / "small.pt"), "-o", out, "--input", "2x3x8x8", "--input-names", "x",
+                                 "--dynamic-axes", axis), out, 2, "is out of range: it has 4 dimensions")
     assert_clean_failure(run("frobnicate"), None, 2, "unknown command")
 
 

@@ -138,6 +138,16 @@ class ConditionalAppend(torch.nn.Module):
         return torch.cat(res, 0)
 
 
+class SplitByCount(torch.nn.Module):
+    """A list whose length depends on an input, outside any loop: ONNX
+    sequences from opset 11 (SplitToSequence, SequenceLength, SequenceAt,
+    ConcatFromSequence)."""
+
+    def forward(self, x, n):
+        parts = torch.split(x, int(n))
+        return len(parts), parts[-1], torch.cat(parts, 0) * 2
+
+
 class FixedList(torch.nn.Module):
     """Lists with a length known at export time stay plain values (any opset)."""
 
@@ -214,6 +224,9 @@ CASES = [
          more_args=[(x, torch.tensor(1)), (x, torch.tensor(6))], error_below={11: "opset 13"}),
     Case("conditional_append", ConditionalAppend(), (x, torch.tensor(5)), script=True, opsets=(13, 17),
          more_args=[(x, torch.tensor(0)), (x, torch.tensor(8))], error_below={12: "opset 13"}),
+    Case("split_by_count", SplitByCount(), (torch.randn(7, 3), torch.tensor(2)), script=True, opsets=(11, 13, 17),
+         more_args=[(torch.randn(7, 3), torch.tensor(7)), (torch.randn(7, 3), torch.tensor(3))],
+         error_below={10: "opset 11"}),
     Case("fixed_list", FixedList(), (x,), script=True, opsets=(9, 13, 17)),
     Case("mutated_in_if", MutatedInIf(), (x, True), script=True, opsets=OPSETS, more_args=[(x, False)]),
     Case("mutated_in_loop", MutatedInLoop(), (x, torch.tensor(3)), script=True, opsets=OPSETS,

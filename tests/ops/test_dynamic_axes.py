@@ -150,3 +150,22 @@ def test_documented_names(tmp_path):
     dims = lambda v: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]  # noqa: E731
     assert dims(m.graph.input[0]) == ["my_custom_axis_name", 2]
     assert dims(m.graph.output[0]) == ["sum_dynamic_axes_1"]
+
+
+def test_intermediate_values_carry_symbolic_dims(tmp_path):
+    """value_info: intermediate values have inferred shapes, with the named
+    dynamic axis where ONNX shape inference carries it: the Conv's output
+    keeps 'batch' in front, and so does the Reshape to (size(0), -1) (whose
+    -1 ONNX cannot know symbolically)."""
+    import harness
+
+    pt, out = str(tmp_path / "v.pt"), str(tmp_path / "v.onnx")
+    harness.trace(ViewFlatten(), (torch.randn(2, 3, 8, 8),), pt)
+    harness.export(pt, out, inputs=["2x3x8x8"], extra=BATCH)
+    m = harness.full_check(out)
+    shapes = {vi.name: [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in m.graph.value_info}
+    conv = next(n for n in m.graph.node if n.op_type == "Conv").output[0]
+    assert shapes[conv] == ["batch", 4, 8, 8]
+    flat = next(n for n in m.graph.node if n.op_type in ("Flatten", "Reshape")).output[0]
+    assert shapes[flat][0] == "batch" and len(shapes[flat]) == 2
+    assert [d.dim_param or d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim] == ["batch", 5]

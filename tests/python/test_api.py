@@ -179,6 +179,8 @@ def test_usage_errors(tmp_path):
     with pytest.raises(errors.ExportUsageError, match="nope"):
         torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), input_names=["x"],
                           dynamic_axes={"nope": {0: "batch"}})
+    with pytest.raises(errors.ExportUsageError, match="axis 2 of 'x' is out of range"):
+        torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), input_names=["x"], dynamic_axes={"x": [0, 2]})
     with pytest.raises(TypeError, match="unexpected keyword"):
         torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), not_an_option=1)
     with pytest.raises(errors.ExportUsageError):

@@ -68,11 +68,13 @@ struct OutputInfo {
   int64_t rank() const { return has_sizes ? static_cast<int64_t>(sizes.size()) : -1; }
 };
 
-// What a symbolic produces for one output: a value, or a fixed-length list.
+// What a symbolic produces for one output: a value, a fixed-length list, or
+// a list whose length is known at run time only (an ONNX sequence value).
 struct OutputSlot {
   ir::Value* value = nullptr;
   bool is_list = false;
   std::vector<ir::Value*> elements;
+  bool is_sequence = false;
   bool set = false;
 };
 
@@ -132,6 +134,7 @@ class SymbolicContext {
   // ---- results
   void out(ir::Value* v, size_t k = 0);
   void out_list(std::vector<ir::Value*> vs, size_t k = 0);
+  void out_sequence(ir::Value* seq, size_t k = 0);  // a Tensor[] of run-time length (opset 11+)
   const std::vector<OutputSlot>& results() const { return results_; }
 
   // ---- builder
