@@ -6,14 +6,18 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <sys/stat.h>
 #include <unordered_set>
 
 #include "frontend/archive_check.h"
+#include "frontend/mapped_archive.h"
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::frontend {
@@ -120,7 +124,22 @@ torch::jit::Module load_archive(const std::string& path) {
                                        "torch.jit.save(torch.jit.trace(model, args), path).");
   const int64_t data_bytes = check_archive_entries(path);
   try {
-    torch::jit::Module m = torch::jit::load(path, c10::Device(c10::kCPU));
+    // Weights mapped from the file where the archive allows it (T2O_NO_MMAP=1:
+    // always LibTorch's copying loader); a failure there is retried the usual
+    // way, so that errors are LibTorch's own.
+    std::optional<torch::jit::Module> mapped;
+    if (!std::getenv("T2O_NO_MMAP")) {
+      try {
+        mapped = load_mapped(path);
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] mapped load failed: " << first_line(e.what()) << "\n";
+        mapped.reset();
+      }
+      if (!mapped && std::getenv("T2O_TIMING")) std::cerr << "[t2o] archive read without mapping\n";
+    }
+    torch::jit::Module m = mapped ? std::move(*mapped) : torch::jit::load(path, c10::Device(c10::kCPU));
     check_tensors(m, path, data_bytes);
     return m;
   } catch (const Error&) {

@@ -291,6 +291,62 @@ def test_tensor_without_its_data(small, tmp_path):
     assert_clean_failure(proc, out, 1, "nodata.pt", "is corrupt: tensor", "data holds 0")
 
 
+def _shorten_record(src_path, dst_path, name_suffix, new_length):
+    """A copy of a PyTorch archive whose record `name_suffix` claims fewer
+    bytes (central directory sizes and CRC rewritten in place: every record
+    keeps its offset and 64-byte alignment)."""
+    import struct
+    import zlib
+
+    data = bytearray(open(src_path, "rb").read())
+    info = next(i for i in zipfile.ZipFile(src_path).infolist() if i.filename.endswith(name_suffix))
+    at = struct.unpack("<L", data[data.rfind(b"PK\x05\x06") + 16:][:4])[0]
+    while True:
+        assert data[at:at + 4] == b"PK\x01\x02"
+        nlen, elen, clen = struct.unpack("<3H", data[at + 28:at + 34])
+        if data[at + 46:at + 46 + nlen].decode() == info.filename:
+            break
+        at += 46 + nlen + elen + clen
+    lho = struct.unpack("<L", data[at + 42:at + 46])[0]
+    start = lho + 30 + sum(struct.unpack("<2H", data[lho + 26:lho + 30]))
+    crc = zlib.crc32(bytes(data[start:start + new_length]))
+    data[at + 16:at + 28] = struct.pack("<3L", crc, new_length, new_length)
+    open(dst_path, "wb").write(bytes(data))
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_large_record_shorter_than_its_tensor(tmp_path, mapped):
+    # A weight of 256 KiB (mapped from the file, not read) whose record holds
+    # less than its tensor needs: reported, never read past.
+    pt, args = tmp_path / "big.pt", tmp_path / "args.pt"
+    torch.manual_seed(0)
+    harness.trace(nn.Linear(256, 256), (torch.randn(2, 256),), str(pt))
+    torch.save((torch.randn(2, 256),), str(args))
+    weight = max((i for i in zipfile.ZipFile(pt).infolist() if "/data/" in i.filename), key=lambda i: i.file_size)
+    assert weight.file_size == 256 * 256 * 4
+    bad = tmp_path / "short.pt"
+    _shorten_record(pt, bad, weight.filename, 100 * 1024)
+    out = str(tmp_path / "o.onnx")
+    env = dict(os.environ)
+    env.pop("T2O_NO_MMAP", None)
+    if not mapped:
+        env["T2O_NO_MMAP"] = "1"
+    proc = subprocess.run([harness.CLI, "export", str(bad), "-o", out, "--args", str(args)], capture_output=True,
+                          text=True, env=env)
+    assert_clean_failure(proc, out, 1, "short.pt", "is corrupt")
+    assert ("holds 102400" in proc.stderr) == mapped, proc.stderr
+    # The unmodified archive exports the same either way.
+    outs = []
+    for flag in ("mapped", "read"):
+        env.pop("T2O_NO_MMAP", None)
+        if flag == "read":
+            env["T2O_NO_MMAP"] = "1"
+        o = tmp_path / f"{flag}.onnx"
+        subprocess.run([harness.CLI, "export", str(pt), "-o", str(o), "--args", str(args)], check=True, env=env)
+        outs.append(o.read_bytes())
+    assert outs[0] == outs[1]
+
+
 def test_damaged_pickle_with_valid_crc(small, tmp_path):
     # LibTorch's unpickler sizes its memo table from LONG_BINPUT's index and
     # allocates a string's claimed length: a huge one is reported, not allocated.

@@ -95,6 +95,13 @@ def test_output_is_byte_identical_across_runs(resnet50, tmp_path):
             runs.append(d)
         for name in ["m.onnx"] + (["m.onnx.data"] if extra else []):
             assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
+    # Weights mapped from the archive (the default; BatchNorm folding writes
+    # into the private mapping) or read by LibTorch's loader: the same file.
+    d = tmp_path / "read"
+    d.mkdir()
+    env = dict(os.environ, T2O_NO_MMAP="1")
+    subprocess.run([harness.CLI, "export", pt, "--args", args_pt, "-o", str(d / "m.onnx")], check=True, env=env)
+    assert (d / "m.onnx").read_bytes() == (tmp_path / "0_0" / "m.onnx").read_bytes()
 
 
 def _run_on_terminal(cmd, env):

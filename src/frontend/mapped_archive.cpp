@@ -1,0 +1,364 @@
+#include "frontend/mapped_archive.h"
+
+#include <caffe2/serialize/read_adapter_interface.h>
+#include <torch/csrc/jit/serialization/import.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "torch2onnx/options.h"
+
+namespace torch2onnx::frontend {
+namespace {
+
+// Records at least this large are mapped; smaller ones are read as usual.
+constexpr uint64_t kMapThreshold = 64 * 1024;
+constexpr size_t kStubSize = 8;
+
+uint16_t u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t u32(const uint8_t* p) { return static_cast<uint32_t>(u16(p)) | (static_cast<uint32_t>(u16(p + 2)) << 16); }
+void put16(std::string& s, uint16_t v) {
+  s.push_back(static_cast<char>(v & 0xff));
+  s.push_back(static_cast<char>(v >> 8));
+}
+void put32(std::string& s, uint32_t v) {
+  put16(s, static_cast<uint16_t>(v & 0xffff));
+  put16(s, static_cast<uint16_t>(v >> 16));
+}
+
+// The archive file, mapped private and writable: in-place changes to a
+// weight (BatchNorm folding) copy that page, never touching the file.
+struct Mapping {
+  uint8_t* base = nullptr;
+  size_t size = 0;
+  ~Mapping() {
+    if (base) ::munmap(base, size);
+  }
+};
+
+struct Entry {
+  std::string name;
+  uint16_t method = 0, time = 0, date = 0;
+  uint32_t crc = 0, csize = 0, usize = 0;
+  uint64_t data = 0;    // offset of the record's bytes in the file
+  int stub = -1;        // index among the mapped records, or -1
+};
+
+// The central directory of a plain (not zip64) zip; false when the layout is
+// anything else.
+bool read_directory(const Mapping& m, std::vector<Entry>& out) {
+  const uint8_t* p = m.base;
+  const size_t n = m.size;
+  if (n < 22) return false;
+  size_t eocd = n - 22;
+  const size_t lowest = n > 22 + 65535 ? n - 22 - 65535 : 0;
+  while (u32(p + eocd) != 0x06054b50) {
+    if (eocd == lowest) return false;
+    --eocd;
+  }
+  const uint16_t count = u16(p + eocd + 10);
+  const uint32_t cd_size = u32(p + eocd + 12), cd_off = u32(p + eocd + 16);
+  if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_off == 0xFFFFFFFF) return false;
+  if (uint64_t{cd_off} + cd_size > eocd) return false;
+  size_t at = cd_off;
+  for (uint16_t i = 0; i < count; ++i) {
+    if (at + 46 > cd_off + uint64_t{cd_size} || u32(p + at) != 0x02014b50) return false;
+    Entry e;
+    const uint16_t flags = u16(p + at + 8);
+    e.method = u16(p + at + 10);
+    e.time = u16(p + at + 12);
+    e.date = u16(p + at + 14);
+    e.crc = u32(p + at + 16);
+    e.csize = u32(p + at + 20);
+    e.usize = u32(p + at + 24);
+    const uint16_t nlen = u16(p + at + 28), elen = u16(p + at + 30), clen = u16(p + at + 32);
+    const uint32_t lho = u32(p + at + 42);
+    if (flags & 1) return false;  // encrypted
+    if (e.csize == 0xFFFFFFFF || e.usize == 0xFFFFFFFF || lho == 0xFFFFFFFF) return false;
+    if (at + 46 + nlen > n) return false;
+    e.name.assign(reinterpret_cast<const char*>(p + at + 46), nlen);
+    if (uint64_t{lho} + 30 > n || u32(p + lho) != 0x04034b50) return false;
+    e.data = uint64_t{lho} + 30 + u16(p + lho + 26) + u16(p + lho + 28);
+    if (e.data + e.csize > n) return false;
+    out.push_back(std::move(e));
+    at += 46 + nlen + elen + clen;
+  }
+  return true;
+}
+
+// An entry's bytes, stored or deflated; nullopt when they do not decode.
+std::optional<std::string> contents(const Mapping& m, const Entry& e) {
+  const uint8_t* src = m.base + e.data;
+  if (e.method == 0) return std::string(reinterpret_cast<const char*>(src), e.csize);
+  if (e.method != 8 || e.usize > (64u << 20)) return std::nullopt;  // code files are small
+  std::string out(e.usize, '\0');
+  z_stream z{};
+  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return std::nullopt;
+  z.next_in = const_cast<Bytef*>(src);
+  z.avail_in = e.csize;
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = e.usize;
+  const int rc = inflate(&z, Z_FINISH);
+  const bool ok = rc == Z_STREAM_END && z.total_out == e.usize;
+  inflateEnd(&z);
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+// A zip with the same entries, in which each mapped record is an 8-byte stub
+// (its index). Pieces are synthesized bytes or ranges of the mapped file.
+class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
+ public:
+  StubbedArchive(std::shared_ptr<Mapping> file, const std::vector<Entry>& entries) : file_(std::move(file)) {
+    std::string central;
+    for (const Entry& e : entries) {
+      const uint64_t header_at = size_;
+      std::string stub;
+      uint32_t crc = e.crc, csize = e.csize, usize = e.usize;
+      if (e.stub >= 0) {
+        for (size_t k = 0; k < kStubSize; ++k) stub.push_back(static_cast<char>((uint64_t(e.stub) >> (8 * k)) & 0xff));
+        crc = static_cast<uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(stub.data()), kStubSize));
+        csize = usize = kStubSize;
+      }
+      std::string local;
+      put32(local, 0x04034b50);
+      put16(local, 20);  // version needed
+      put16(local, 0);   // flags
+      put16(local, e.method);
+      put16(local, e.time);
+      put16(local, e.date);
+      put32(local, crc);
+      put32(local, csize);
+      put32(local, usize);
+      put16(local, static_cast<uint16_t>(e.name.size()));
+      put16(local, 0);  // extra
+      local += e.name;
+      add_bytes(std::move(local));
+      if (e.stub >= 0)
+        add_stub(std::move(stub), e.stub);
+      else
+        add_range(file_->base + e.data, e.csize);
+
+      put32(central, 0x02014b50);
+      put16(central, 20);  // made by
+      put16(central, 20);  // needed
+      put16(central, 0);
+      put16(central, e.method);
+      put16(central, e.time);
+      put16(central, e.date);
+      put32(central, crc);
+      put32(central, csize);
+      put32(central, usize);
+      put16(central, static_cast<uint16_t>(e.name.size()));
+      put16(central, 0);  // extra
+      put16(central, 0);  // comment
+      put16(central, 0);  // disk
+      put16(central, 0);  // internal attributes
+      put32(central, 0);  // external attributes
+      put32(central, static_cast<uint32_t>(header_at));
+      central += e.name;
+    }
+    const uint64_t cd_at = size_;
+    const size_t cd_size = central.size();
+    add_bytes(std::move(central));
+    std::string end;
+    put32(end, 0x06054b50);
+    put16(end, 0);
+    put16(end, 0);
+    put16(end, static_cast<uint16_t>(entries.size()));
+    put16(end, static_cast<uint16_t>(entries.size()));
+    put32(end, static_cast<uint32_t>(cd_size));
+    put32(end, static_cast<uint32_t>(cd_at));
+    put16(end, 0);
+    add_bytes(std::move(end));
+  }
+
+  size_t size() const override { return size_; }
+
+  size_t read(uint64_t pos, void* buf, size_t n, const char*) const override {
+    if (pos >= size_) return 0;
+    n = static_cast<size_t>(std::min<uint64_t>(n, size_ - pos));
+    auto it = std::upper_bound(pieces_.begin(), pieces_.end(), pos,
+                               [](uint64_t p, const Piece& piece) { return p < piece.start; });
+    --it;
+    if (it->stub >= 0 && pos == it->start && n == kStubSize) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stub_buffers_[buf] = it->stub;  // where LibTorch keeps this record: a storage's data
+    }
+    auto* out = static_cast<uint8_t*>(buf);
+    size_t done = 0;
+    while (done < n && it != pieces_.end()) {
+      const uint64_t off = pos + done - it->start;
+      const size_t k = static_cast<size_t>(std::min<uint64_t>(n - done, it->length - off));
+      const uint8_t* src = it->src ? it->src : reinterpret_cast<const uint8_t*>(it->bytes.data());
+      std::memcpy(out + done, src + off, k);
+      done += k;
+      ++it;
+    }
+    return done;
+  }
+
+  // Storage data pointers that received a stub, and which stub.
+  std::unordered_map<const void*, int> stub_buffers() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stub_buffers_;
+  }
+
+ private:
+  struct Piece {
+    uint64_t start = 0, length = 0;
+    const uint8_t* src = nullptr;  // a range of the file, or
+    std::string bytes;             // synthesized bytes
+    int stub = -1;
+  };
+  void add(Piece p) {
+    p.start = size_;
+    size_ += p.length;
+    if (p.length) pieces_.push_back(std::move(p));
+  }
+  void add_bytes(std::string b) {
+    Piece p;
+    p.length = b.size();
+    p.bytes = std::move(b);
+    add(std::move(p));
+  }
+  void add_stub(std::string b, int index) {
+    Piece p;
+    p.length = b.size();
+    p.bytes = std::move(b);
+    p.stub = index;
+    add(std::move(p));
+  }
+  void add_range(const uint8_t* src, uint64_t length) {
+    Piece p;
+    p.length = length;
+    p.src = src;
+    add(std::move(p));
+  }
+
+  std::shared_ptr<Mapping> file_;
+  std::vector<Piece> pieces_;
+  uint64_t size_ = 0;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<const void*, int> stub_buffers_;
+};
+
+// Calls f on every tensor reachable from v (module attributes, lists,
+// tuples, dicts, objects).
+template <typename F>
+void for_each_tensor(const c10::IValue& v, F& f, std::unordered_set<const void*>& seen) {
+  if (v.isTensor()) {
+    f(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements()) for_each_tensor(e, f, seen);
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef()) for_each_tensor(e, f, seen);
+  } else if (v.isGenericDict()) {
+    for (const auto& e : v.toGenericDict()) for_each_tensor(e.value(), f, seen);
+  } else if (v.isObject()) {
+    const auto& obj = v.toObjectRef();
+    if (!seen.insert(&obj).second) return;
+    for (const auto& slot : obj.slots()) for_each_tensor(slot, f, seen);
+  }
+}
+
+// One record's bytes in the mapping, owned by one storage: when the storage
+// goes (a weight folded into another, or dropped), its pages leave the
+// process too, though the rest of the file stays mapped.
+struct Record {
+  std::shared_ptr<Mapping> file;
+  uint8_t* start;
+  size_t length;
+};
+
+void release(void* ctx) {
+  auto* r = static_cast<Record*>(ctx);
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(r->start) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(r->start) + r->length) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  delete r;
+}
+
+}  // namespace
+
+std::optional<torch::jit::Module> load_mapped(const std::string& path) {
+  auto file = std::make_shared<Mapping>();
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    void* base = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (base == MAP_FAILED) return std::nullopt;
+    file->base = static_cast<uint8_t*>(base);
+    file->size = static_cast<size_t>(st.st_size);
+  }
+  std::vector<Entry> entries;
+  if (!read_directory(*file, entries) || entries.empty()) return std::nullopt;
+  // "<archive>/data/<key>": the module's tensor records (constants stay read).
+  const std::string archive = entries[0].name.substr(0, entries[0].name.find('/') + 1);
+  const std::string data_dir = archive + "data/";
+  std::vector<const Entry*> stubs;
+  for (Entry& e : entries) {
+    if (e.name.rfind(archive + "code/", 0) == 0 && e.name.size() > 3 &&
+        e.name.compare(e.name.size() - 3, 3, ".py") == 0) {
+      std::optional<std::string> text = contents(*file, e);
+      if (!text || text->find("__setstate__") != std::string::npos) return std::nullopt;
+    }
+    // PyTorch's writer aligns records to 64 bytes; an unaligned one (another
+    // zip tool) is read as usual, so that every weight is aligned for its type.
+    if (e.name.rfind(data_dir, 0) == 0 && e.method == 0 && e.csize == e.usize && e.usize >= kMapThreshold &&
+        e.data % 64 == 0) {
+      e.stub = static_cast<int>(stubs.size());
+      stubs.push_back(&e);
+    }
+  }
+  if (stubs.empty()) return std::nullopt;
+  auto view = std::make_shared<StubbedArchive>(file, entries);
+  if (view->size() > 0xFFFFFFFFull) return std::nullopt;
+
+  torch::jit::Module m = torch::jit::load(std::static_pointer_cast<caffe2::serialize::ReadAdapterInterface>(view),
+                                          c10::Device(c10::kCPU));
+
+  const auto buffers = view->stub_buffers();
+  size_t fixed = 0;
+  auto point_at_file = [&](const at::Tensor& t) {
+    if (!t.defined() || !t.has_storage()) return;
+    c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
+    auto it = buffers.find(impl->data());
+    if (it == buffers.end()) return;
+    const Entry& e = *stubs[static_cast<size_t>(it->second)];
+    if (impl->nbytes() > e.usize)
+      throw Error(Error::Kind::Load, "'" + path + "' is corrupt: a tensor's storage claims " +
+                                         std::to_string(impl->nbytes()) + " bytes but its record '" + e.name +
+                                         "' holds " + std::to_string(e.usize));
+    impl->set_data_ptr_noswap(c10::DataPtr(file->base + e.data, new Record{file, file->base + e.data, e.usize},
+                                           &release, c10::Device(c10::kCPU)));
+    ++fixed;
+  };
+  std::unordered_set<const void*> seen;
+  for_each_tensor(c10::IValue(m._ivalue()), point_at_file, seen);
+  // A stub storage not reachable from the module would keep an 8-byte buffer
+  // under a larger size: never hand such a module out.
+  if (fixed != buffers.size()) return std::nullopt;
+  return m;
+}
+
+}  // namespace torch2onnx::frontend
