@@ -1,5 +1,6 @@
 #include "serialize/check.h"
 
+#include <google/protobuf/arena.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -58,29 +59,33 @@ void apply_types(ir::Graph& g, const std::unordered_map<std::string, const onnx:
   }
 }
 
-onnx::ModelProto skeleton(const ir::Model& model) {
+// On an arena: a graph of 100k nodes is built and dropped in one piece, not
+// node by node through malloc.
+onnx::ModelProto& skeleton(const ir::Model& model, google::protobuf::Arena& arena) {
   ProtoOptions po;
   po.initializers = ProtoOptions::Initializers::InputsIfLarge;
   po.value_info = false;  // let inference compute every intermediate type afresh
-  onnx::ModelProto mp;
-  to_model_proto(model, mp, po);
-  return mp;
+  auto* mp = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  to_model_proto(model, *mp, po);
+  return *mp;
 }
 
 }  // namespace
 
 void check_and_infer(ir::Model& model) {
-  // The checker wants a shape on every graph output: infer them first.
-  infer_types(model);
-  onnx::ModelProto mp = skeleton(model);
+  // One inference (strict: an op whose types do not fit is an error), whose
+  // types also complete the graph outputs; then the checker on that proto.
+  google::protobuf::Arena arena;
+  onnx::ModelProto& mp = skeleton(model, arena);
   try {
-    onnx::checker::check_model(mp);
     onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
     onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);
+    onnx::checker::check_model(mp);
   } catch (const std::exception& e) {
     // T2O_DUMP_ON_CHECK_FAILURE=path: keep the rejected model (weights left out) for debugging.
     if (const char* dump = std::getenv("T2O_DUMP_ON_CHECK_FAILURE")) {
-      onnx::ModelProto failed = skeleton(model);
+      google::protobuf::Arena dump_arena;
+      onnx::ModelProto& failed = skeleton(model, dump_arena);
       std::ofstream out(dump, std::ios::binary);
       failed.SerializeToOstream(&out);
     }
@@ -92,7 +97,8 @@ void check_and_infer(ir::Model& model) {
 }
 
 void infer_types(ir::Model& model) {
-  onnx::ModelProto mp = skeleton(model);
+  google::protobuf::Arena arena;
+  onnx::ModelProto& mp = skeleton(model, arena);
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
     onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);

@@ -8,6 +8,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include <google/protobuf/arena.h>
+
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::serialize {
@@ -47,7 +49,8 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
   po.initializers = ProtoOptions::Initializers::Omit;
   po.keep_initializers_as_inputs = options.keep_initializers_as_inputs;
   po.keep_doc_strings = options.keep_doc_strings;
-  onnx::ModelProto mp;
+  google::protobuf::Arena arena;  // the graph's messages freed in one piece
+  onnx::ModelProto& mp = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   to_model_proto(model, mp, po);
   std::string graph_bytes;
   mp.graph().SerializeToString(&graph_bytes);
