@@ -96,11 +96,8 @@ ir::Tensor borrow(const at::Tensor& t_in) {
     throw Error(Error::Kind::Conversion,
                 std::string("tensors of type ") + c10::toString(t.scalar_type()) + " cannot be exported to ONNX");
   auto holder = std::make_shared<at::Tensor>(t);
-  const at::Tensor* held = holder.get();  // lives as long as the keepalive
   return ir::Tensor::borrowed(dt, t.sizes().vec(), t.data_ptr(), t.nbytes(),
-                              std::shared_ptr<const void>(holder, holder.get()), [held] {
-                                return held->use_count() == 1 && held->storage().use_count() == 1;
-                              });
+                              std::shared_ptr<const void>(holder, holder.get()));
 }
 
 // What a PyTorch value became on the ONNX side.

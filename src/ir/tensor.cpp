@@ -126,22 +126,42 @@ Tensor Tensor::owned(DType dtype, std::vector<int64_t> dims, std::vector<uint8_t
   t.data_ = holder->data();
   t.nbytes_ = holder->size();
   t.keepalive_ = std::shared_ptr<const void>(holder, holder.get());
-  t.owned_ = true;
   if (static_cast<size_t>(t.numel()) * dtype_size(dtype) != t.nbytes_)
     throw std::logic_error("Tensor::owned: byte size does not match dims");
   return t;
 }
 
-uint8_t* Tensor::writable_data() const {
-  if (!data_ || keepalive_.use_count() != 1) return nullptr;
-  if (!owned_ && !(sole_owner_ && sole_owner_())) return nullptr;
-  return const_cast<uint8_t*>(data_);
+Tensor Tensor::computed(DType dtype, std::vector<int64_t> dims, Fill fill) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.nbytes_ = static_cast<size_t>(t.numel()) * dtype_size(dtype);
+  t.fill_ = std::make_shared<const Fill>(std::move(fill));
+  return t;
+}
+
+const uint8_t* Tensor::data() const {
+  if (is_computed()) {
+    auto holder = std::make_shared<std::vector<uint8_t>>(nbytes_);
+    if (nbytes_) (*fill_)(0, nbytes_, holder->data());
+    data_ = holder->data();
+    keepalive_ = std::shared_ptr<const void>(holder, holder.get());
+  }
+  return data_;
+}
+
+void Tensor::read(size_t offset, size_t n, uint8_t* dst) const {
+  if (offset + n > nbytes_) throw std::out_of_range("Tensor::read past the end");
+  if (!n) return;
+  if (is_computed())
+    (*fill_)(offset, n, dst);
+  else
+    std::memcpy(dst, data_ + offset, n);
 }
 
 Tensor Tensor::borrowed(DType dtype, std::vector<int64_t> dims, const void* data, size_t nbytes,
-                        std::shared_ptr<const void> keepalive, std::function<bool()> sole_owner) {
+                        std::shared_ptr<const void> keepalive) {
   Tensor t;
-  t.sole_owner_ = std::move(sole_owner);
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);
   t.data_ = static_cast<const uint8_t*>(data);
@@ -184,7 +204,7 @@ int64_t Tensor::numel() const {
 }
 
 int64_t Tensor::int_at(int64_t i) const {
-  const uint8_t* p = data_ + static_cast<size_t>(i) * dtype_size(dtype_);
+  const uint8_t* p = data() + static_cast<size_t>(i) * dtype_size(dtype_);
   switch (dtype_) {
     case DType::Int64: return load<int64_t>(p);
     case DType::Int32: return load<int32_t>(p);
@@ -200,7 +220,7 @@ int64_t Tensor::int_at(int64_t i) const {
 }
 
 double Tensor::double_at(int64_t i) const {
-  const uint8_t* p = data_ + static_cast<size_t>(i) * dtype_size(dtype_);
+  const uint8_t* p = data() + static_cast<size_t>(i) * dtype_size(dtype_);
   switch (dtype_) {
     case DType::Float: return load<float>(p);
     case DType::Double: return load<double>(p);
@@ -230,7 +250,7 @@ std::vector<double> Tensor::to_doubles() const {
 
 bool Tensor::same_content(const Tensor& o) const {
   return dtype_ == o.dtype_ && dims_ == o.dims_ && nbytes_ == o.nbytes_ &&
-         (data_ == o.data_ || nbytes_ == 0 || std::memcmp(data_, o.data_, nbytes_) == 0);
+         (nbytes_ == 0 || data() == o.data() || std::memcmp(data(), o.data(), nbytes_) == 0);
 }
 
 uint64_t Tensor::content_hash() const {
@@ -242,9 +262,10 @@ uint64_t Tensor::content_hash() const {
   };
   mix(static_cast<uint64_t>(dtype_));
   for (int64_t d : dims_) mix(static_cast<uint64_t>(d));
+  const uint8_t* bytes = data();
   size_t i = 0;
-  for (; i + 8 <= nbytes_; i += 8) mix(load<uint64_t>(data_ + i));
-  for (; i < nbytes_; ++i) mix(data_[i]);
+  for (; i + 8 <= nbytes_; i += 8) mix(load<uint64_t>(bytes + i));
+  for (; i < nbytes_; ++i) mix(bytes[i]);
   return h;
 }
 
@@ -256,14 +277,19 @@ uint64_t Tensor::fingerprint() const {
   };
   mix(static_cast<uint64_t>(dtype_));
   for (int64_t d : dims_) mix(static_cast<uint64_t>(d));
-  // 64 bytes at 16 evenly spread places.
+  // 64 bytes at 16 evenly spread places (read without computing all of a
+  // computed tensor).
   if (nbytes_ <= 1024) {
-    for (size_t i = 0; i < nbytes_; ++i) mix(data_[i]);
+    uint8_t small[1024];
+    read(0, nbytes_, small);
+    for (size_t i = 0; i < nbytes_; ++i) mix(small[i]);
     return h;
   }
   for (size_t k = 0; k < 16; ++k) {
     size_t at = (nbytes_ - 64) * k / 15;
-    for (size_t i = 0; i + 8 <= 64; i += 8) mix(load<uint64_t>(data_ + at + i));
+    uint8_t piece[64];
+    read(at, 64, piece);
+    for (size_t i = 0; i + 8 <= 64; i += 8) mix(load<uint64_t>(piece + i));
   }
   return h;
 }

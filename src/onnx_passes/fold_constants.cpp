@@ -2,8 +2,7 @@
 // evaluated now and replaced by its result (a Constant node when small, an
 // initializer otherwise). Results much larger than their inputs (Expand,
 // ConstantOfShape, Tile of a scalar) stay computed at run time.
-#include <unordered_set>
-
+#include "onnx_passes/dead_initializers.h"
 #include "onnx_passes/evaluate.h"
 #include "onnx_passes/passes.h"
 
@@ -33,35 +32,6 @@ void replace_with(ir::Graph& g, ir::Node* n, std::vector<ir::Tensor>& results) {
   g.set_insert_point(nullptr);
   g.set_current_origin(nullptr);
 }
-
-// Initializers whose last use was folded away, freed in batches (one sweep
-// of the initializer list per kFreeBatch bytes): a model whose Linear weights
-// fold into their transposes holds one extra weight at a time, not all.
-class DeadInitializers {
- public:
-  explicit DeadInitializers(ir::Graph& g) : g_(g) {}
-  ~DeadInitializers() { flush(); }
-  void consider(ir::Value* v) {
-    if (!v || v->graph() != &g_ || v->has_uses() || !v->initializer() || v->is_graph_input()) return;
-    if (!seen_.insert(v).second) return;
-    pending_.push_back(v);
-    bytes_ += v->initializer()->nbytes();
-    if (bytes_ >= kFreeBatch) flush();
-  }
-  void flush() {
-    if (!pending_.empty()) g_.remove_initializers(pending_);
-    pending_.clear();
-    seen_.clear();
-    bytes_ = 0;
-  }
-
- private:
-  static constexpr size_t kFreeBatch = size_t{4} << 20;
-  ir::Graph& g_;
-  std::vector<ir::Value*> pending_;
-  std::unordered_set<const ir::Value*> seen_;
-  size_t bytes_ = 0;
-};
 
 void run(ir::Graph& g, int64_t opset) {
   std::vector<ir::Node*> order;

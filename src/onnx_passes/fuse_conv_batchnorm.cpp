@@ -1,10 +1,15 @@
 // Eval mode: y = BatchNormalization(Conv(x, W, B)) becomes Conv(x, W', B')
 // with W' = W * s and B' = (B - mean) * s + beta, s = gamma / sqrt(var + eps),
 // computed in double precision. Only when the Conv's result feeds nothing
-// else and every parameter is a constant.
+// else and every parameter is a constant. W' is computed while it is
+// written (ir::Tensor::computed), from W, which leaves the graph.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
 
+#include "onnx_passes/dead_initializers.h"
 #include "onnx_passes/passes.h"
 
 namespace torch2onnx::onnx_passes {
@@ -14,34 +19,51 @@ bool float_like(const ir::Tensor* t) {
   return t && (t->dtype() == ir::DType::Float || t->dtype() == ir::DType::Double);
 }
 
+// Elements [first, last) of W * s, where each row of `per` elements has its
+// own factor; double precision, then rounded to T.
 template <typename T>
-void scale_rows(const ir::Tensor& w, const std::vector<double>& s, uint8_t* dst) {
-  const int64_t cout = w.dims().at(0);
-  const int64_t per = cout ? w.numel() / cout : 0;
-  const T* in = reinterpret_cast<const T*>(w.data());
-  T* out = reinterpret_cast<T*>(dst);
-  for (int64_t c = 0; c < cout; ++c) {
-    const double f = s[static_cast<size_t>(c)];
-    for (int64_t k = 0; k < per; ++k) out[c * per + k] = static_cast<T>(static_cast<double>(in[c * per + k]) * f);
+void scale_elements(const T* in, T* out, const std::vector<double>& s, size_t per, size_t first, size_t last) {
+  for (size_t e = first; e < last;) {
+    const size_t row = e / per;
+    const size_t end = std::min(last, (row + 1) * per);
+    const double f = s[row];
+    for (size_t k = e; k < end; ++k) out[k - first] = static_cast<T>(static_cast<double>(in[k]) * f);
+    e = end;
   }
 }
 
-// W * s (one factor per output channel). In place when nothing else holds W
-// (the CLI hands over the loaded module, so its weights are ours): memory
-// then holds one copy of the weights, not two.
-ir::Tensor scaled(const ir::Tensor& w, const std::vector<double>& s, bool sole_use) {
-  uint8_t* in_place = sole_use ? w.writable_data() : nullptr;
-  std::vector<uint8_t> bytes;
-  if (!in_place) bytes.resize(w.nbytes());
-  uint8_t* dst = in_place ? in_place : bytes.data();
-  if (w.dtype() == ir::DType::Double)
-    scale_rows<double>(w, s, dst);
-  else
-    scale_rows<float>(w, s, dst);
-  return in_place ? w : ir::Tensor::owned(w.dtype(), w.dims(), std::move(bytes));
+template <typename T>
+void scaled_bytes(const ir::Tensor& w, const std::vector<double>& s, size_t per, size_t offset, size_t n,
+                  uint8_t* dst) {
+  const T* in = reinterpret_cast<const T*>(w.data());
+  const size_t first = offset / sizeof(T), last = (offset + n + sizeof(T) - 1) / sizeof(T);
+  if (offset % sizeof(T) == 0 && n % sizeof(T) == 0) {
+    scale_elements<T>(in, reinterpret_cast<T*>(dst), s, per, first, last);
+    return;
+  }
+  std::vector<T> whole(last - first);  // a read that cuts elements (sampling)
+  scale_elements<T>(in, whole.data(), s, per, first, last);
+  std::memcpy(dst, reinterpret_cast<const uint8_t*>(whole.data()) + offset % sizeof(T), n);
+}
+
+// W * s (one factor per output channel), computed as it is written to the
+// file: no second copy of the weights, and nothing to allocate or fault in.
+// The tensor holds W (and s) until then.
+ir::Tensor scaled(const ir::Tensor& w, std::vector<double> s) {
+  const int64_t cout = w.dims().at(0);
+  const size_t per = cout ? static_cast<size_t>(w.numel() / cout) : 0;
+  auto factors = std::make_shared<const std::vector<double>>(std::move(s));
+  const bool dbl = w.dtype() == ir::DType::Double;
+  return ir::Tensor::computed(w.dtype(), w.dims(), [w, factors, per, dbl](size_t offset, size_t n, uint8_t* dst) {
+    if (dbl)
+      scaled_bytes<double>(w, *factors, per, offset, n, dst);
+    else
+      scaled_bytes<float>(w, *factors, per, offset, n, dst);
+  });
 }
 
 void run(ir::Graph& g) {
+  DeadInitializers dead(g);
   std::vector<ir::Node*> order;
   for (const auto& n : g.nodes()) order.push_back(n.get());
   for (ir::Node* bn : order) {
@@ -70,9 +92,7 @@ void run(ir::Graph& g) {
       bias[c] = ((b ? b->double_at(c) : 0.0) - mean->double_at(c)) * s[c] + beta->double_at(c);
     }
     ir::Value* old_w = conv->input(1);
-    const bool sole_use = old_w->uses().size() == 1 && !old_w->is_graph_input() &&
-                          std::find(g.outputs().begin(), g.outputs().end(), old_w) == g.outputs().end();
-    ir::Value* new_w = g.add_initializer(conv->name() + ".W", scaled(*w, s, sole_use));
+    ir::Value* new_w = g.add_initializer(conv->name() + ".W", scaled(*w, s));
     ir::Value* new_b = g.add_initializer(conv->name() + ".B",
                                          ir::Tensor::from_doubles(w->dtype(), bias, {cout}));
     new_w->set_derived(true);
@@ -84,6 +104,7 @@ void run(ir::Graph& g) {
       conv->add_input(new_b);
     bn->output(0)->replace_all_uses_with(conv->output(0));
     bn->destroy();
+    dead.consider(old_w);
   }
 }
 

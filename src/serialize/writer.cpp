@@ -62,13 +62,29 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
   // when inline, the raw bytes.
   struct Record {
     std::string prefix;
-    const uint8_t* data = nullptr;  // inline bytes (nullptr when external)
+    const ir::Tensor* data = nullptr;  // inline bytes (nullptr when external)
     size_t nbytes = 0;
   };
   struct External {
-    const uint8_t* data;
+    const ir::Tensor* data;
     size_t nbytes;
     uint64_t offset;
+  };
+  // A tensor's bytes to a sink: straight from its memory, or, for a computed
+  // tensor (a BatchNorm-scaled weight), 1 MiB at a time through one buffer.
+  std::vector<uint8_t> scratch;
+  auto stream = [&scratch](const ir::Tensor& t, auto&& to) {
+    if (!t.is_computed()) {
+      to(t.data(), t.nbytes());
+      return;
+    }
+    constexpr size_t kPiece = size_t{1} << 20;
+    scratch.resize(std::min(kPiece, t.nbytes()));
+    for (size_t off = 0; off < t.nbytes(); off += kPiece) {
+      const size_t k = std::min(kPiece, t.nbytes() - off);
+      t.read(off, k, scratch.data());
+      to(scratch.data(), k);
+    }
   };
   std::vector<Record> records;
   std::vector<External> externals;
@@ -90,7 +106,7 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
       add("location", location);
       add("offset", std::to_string(offset));
       add("length", std::to_string(t.nbytes()));
-      externals.push_back(External{t.data(), t.nbytes(), offset});
+      externals.push_back(External{&t, t.nbytes(), offset});
       data_end = offset + t.nbytes();
     }
     std::string header;
@@ -106,7 +122,7 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
       r.prefix += header;
       r.prefix.push_back(static_cast<char>(kRawDataTag));
       put_varint(r.prefix, t.nbytes());
-      r.data = t.data();
+      r.data = &t;
       r.nbytes = t.nbytes();
     }
     graph_len += r.prefix.size() + r.nbytes;
@@ -121,13 +137,13 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
   sink(reinterpret_cast<const uint8_t*>(graph_bytes.data()), graph_bytes.size());
   for (const Record& r : records) {
     sink(reinterpret_cast<const uint8_t*>(r.prefix.data()), r.prefix.size());
-    if (r.data) sink(r.data, r.nbytes);
+    if (r.data) stream(*r.data, sink);
   }
   static const std::vector<uint8_t> zeros(kAlign, 0);
   uint64_t written = 0;
   for (const External& e : externals) {
     if (e.offset > written) data_sink(zeros.data(), static_cast<size_t>(e.offset - written));
-    data_sink(e.data, e.nbytes);
+    stream(*e.data, data_sink);
     written = e.offset + e.nbytes;
   }
 }

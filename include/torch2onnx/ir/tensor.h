@@ -20,11 +20,16 @@ class Tensor {
 
   // Takes ownership of `bytes` (must be numel * dtype_size bytes, little-endian).
   static Tensor owned(DType dtype, std::vector<int64_t> dims, std::vector<uint8_t> bytes);
-  // Refers to `data` (nbytes long), kept alive by `keepalive`. `sole_owner`
-  // (optional) tells whether the keepalive is the last holder of the memory
-  // (nothing outside torch2onnx sees it): see writable_data.
+  // Refers to `data` (nbytes long), kept alive by `keepalive`.
   static Tensor borrowed(DType dtype, std::vector<int64_t> dims, const void* data, size_t nbytes,
-                         std::shared_ptr<const void> keepalive, std::function<bool()> sole_owner = {});
+                         std::shared_ptr<const void> keepalive);
+
+  // Bytes computed on demand: fill(offset, n, dst) writes bytes [offset,
+  // offset + n) to dst (its captures keep its sources alive). The writer
+  // streams such a tensor to the file piece by piece, so it is never held
+  // whole in memory; data() computes and keeps all of it.
+  using Fill = std::function<void(size_t offset, size_t n, uint8_t* dst)>;
+  static Tensor computed(DType dtype, std::vector<int64_t> dims, Fill fill);
 
   static Tensor from_int64s(const std::vector<int64_t>& values, std::vector<int64_t> dims);
   static Tensor from_int64s(const std::vector<int64_t>& values);  // 1-D
@@ -38,13 +43,11 @@ class Tensor {
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
   int64_t numel() const;
   size_t nbytes() const { return nbytes_; }
-  const uint8_t* data() const { return data_; }
+  const uint8_t* data() const;  // a computed tensor is computed (once) here
+  bool is_computed() const { return fill_ && !data_; }
+  // Copies bytes [offset, offset + n) to dst, computing them if need be.
+  void read(size_t offset, size_t n, uint8_t* dst) const;
   bool defined() const { return dtype_ != DType::Undefined; }
-  // The bytes, writable, when this Tensor is their only holder (no other
-  // Tensor shares them and, for borrowed memory, its owner says nobody else
-  // holds it); nullptr otherwise. Lets a pass transform a weight in place
-  // instead of holding a second copy of it.
-  uint8_t* writable_data() const;
 
   // Element access, converting to the requested C++ type.
   int64_t int_at(int64_t i) const;
@@ -68,11 +71,10 @@ class Tensor {
  private:
   DType dtype_ = DType::Undefined;
   std::vector<int64_t> dims_;
-  const uint8_t* data_ = nullptr;
+  mutable const uint8_t* data_ = nullptr;
   size_t nbytes_ = 0;
-  std::shared_ptr<const void> keepalive_;
-  std::function<bool()> sole_owner_;  // borrowed memory: whether its owner has no other holder
-  bool owned_ = false;
+  mutable std::shared_ptr<const void> keepalive_;
+  std::shared_ptr<const Fill> fill_;  // computed tensors (until data() is asked for)
 };
 
 std::string format_dims(const std::vector<int64_t>& dims);
