@@ -19,6 +19,7 @@ goes to ONNX external data.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -124,24 +125,28 @@ def ort_latency(path, inputs, work, runs):
     return summary["latency_ms"]
 
 
-def bench_model(name, cli, repeat, opset, work, ort_runs):
+def bench_model(name, cli, repeat, opset, work, ort_runs, ref_timeout=900):
     module, args = MODELS[name]()
     pt, args_pt = os.path.join(work, f"{name}.pt"), os.path.join(work, f"{name}_args.pt")
     harness.trace(module, args, pt)
     torch.save(args, args_pt)
     weights_mb = sum(t.numel() * t.element_size() for t in module.state_dict().values()) / 1e6
     del module
-    t2o_out, ref_out = os.path.join(work, f"{name}.t2o.onnx"), os.path.join(work, f"{name}.ref.onnx")
+    # Each exporter writes into its own directory (torch.onnx puts external
+    # data in one file per tensor), whose files make the size.
+    t2o_dir, ref_dir = os.path.join(work, f"{name}.t2o"), os.path.join(work, f"{name}.ref")
+    t2o_out, ref_out = os.path.join(t2o_dir, "model.onnx"), os.path.join(ref_dir, "model.onnx")
 
     env = dict(os.environ, T2O_TIMING="1")
     t2o, ref = [], []
     for _ in range(repeat):  # alternate, so both see the same machine state
-        for f in (t2o_out, ref_out):
-            if os.path.exists(f):
-                os.remove(f)
+        for d in (t2o_dir, ref_dir):
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
         t2o.append(run_measured([cli, "export", pt, "--args", args_pt, "-o", t2o_out, "--opset", str(opset)], env))
         try:
-            ref.append(run_measured([sys.executable, "-c", REFERENCE, pt, args_pt, ref_out, str(opset)]))
+            ref.append(run_measured([sys.executable, "-c", REFERENCE, pt, args_pt, ref_out, str(opset)],
+                                    timeout=ref_timeout))
         except RuntimeError as e:
             ref_error = str(e).strip().splitlines()[-1]
             print(f"{name}: torch.onnx.export failed: {ref_error}", file=sys.stderr)
@@ -150,7 +155,8 @@ def bench_model(name, cli, repeat, opset, work, ort_runs):
     inputs = [t.numpy() for t in harness.flatten(args)]
 
     def size_mb(path):
-        return sum(os.path.getsize(f) for f in (path, path + ".data") if os.path.exists(f)) / 1e6
+        d = os.path.dirname(path)
+        return sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)) / 1e6
 
     def nodes(path):
         return len(onnx.load(path, load_external_data=False).graph.node)
@@ -171,19 +177,22 @@ def bench_model(name, cli, repeat, opset, work, ort_runs):
         "t2o_mb": size_mb(t2o_out),
         "ref_mb": size_mb(ref_out) if ref else None,
     }
-    # ONNX Runtime latency: rounds alternating between the two files, the
-    # best round's median for each (process-to-process noise is a few %).
+    # ONNX Runtime latency: 5 rounds alternating between the two files, each
+    # the median of enough runs for about half a second; the median round.
     t2o_ms, ref_ms = [], []
-    for _ in range(3 if ort_runs else 0):
-        t2o_ms.append(ort_latency(t2o_out, inputs, work, ort_runs))
-        if ref:
-            ref_ms.append(ort_latency(ref_out, inputs, work, ort_runs))
-    row["t2o_ort_ms"] = min(t2o_ms) if t2o_ms else None
-    row["ref_ort_ms"] = min(ref_ms) if ref_ms else None
+    if ort_runs:
+        estimate = ort_latency(t2o_out, inputs, work, 3)
+        runs = max(ort_runs, min(500, int(500 / max(estimate, 1e-3))))
+        for _ in range(5):
+            t2o_ms.append(ort_latency(t2o_out, inputs, work, runs))
+            if ref:
+                ref_ms.append(ort_latency(ref_out, inputs, work, runs))
+    row["t2o_ort_ms"] = statistics.median(t2o_ms) if t2o_ms else None
+    row["ref_ort_ms"] = statistics.median(ref_ms) if ref_ms else None
     row["speedup"] = row["ref_s"] / row["t2o_s"] if ref else None
-    for f in (t2o_out, t2o_out + ".data", ref_out, ref_out + ".data", pt):
-        if os.path.exists(f):
-            os.remove(f)
+    for d in (t2o_dir, ref_dir):
+        shutil.rmtree(d, ignore_errors=True)
+    os.remove(pt)
     return row
 
 
@@ -198,7 +207,7 @@ def table(rows, opset, repeat, baseline_mb):
         f"model (for torch.onnx: `python3 -c \"torch.onnx.export(torch.jit.load(...), ...)\"`, its export call "
         f"alone in parentheses). *Peak RSS* is the process's high-water mark; *over baseline* is torch2onnx's "
         f"peak minus its peak on a model with no weights to speak of ({baseline_mb:.0f} MB: LibTorch loaded), "
-        f"as a multiple of the weights' size. *ORT ms*: ONNX Runtime latency of each file on the example inputs (median of --ort-runs runs, best of 3 rounds alternating between the two files).",
+        f"as a multiple of the weights' size. *ORT ms*: ONNX Runtime latency of each file on the example inputs (5 rounds alternating between the two files, each the median of enough runs for about 0.5 s, at least --ort-runs; the median round).",
         "",
         "| model | weights MB | torch2onnx s | torch.onnx s (call only) | speedup | peak RSS MB t2o / torch.onnx "
         "| t2o over baseline / weights | nodes t2o / torch.onnx | file MB t2o / torch.onnx "
@@ -219,7 +228,8 @@ def table(rows, opset, repeat, baseline_mb):
 
 def scaling_table(rows):
     lines = [
-        "Cost per node: a chain of n elementwise nodes (`tanh`, `mul` by a distinct constant), exported end to end. "
+        "Cost per node: a chain of n elementwise nodes (`tanh`, `add`), exported end to end (torch.onnx given at most "
+        "300 s). "
         "µs/node is the end-to-end time over the exported node count (the process's fixed start-up cost included, "
         "so it falls as graphs grow while the cost stays linear).",
         "",
@@ -261,12 +271,12 @@ def main():
     rows, scaling = [], []
     with tempfile.TemporaryDirectory() as work:
         base = baseline_rss(a.cli, work)
-        jobs = [(m, a.repeat, a.ort_runs, rows) for m in a.models.split(",") if m]
-        jobs += [(m, 1, 0, scaling) for m in a.scaling.split(",") if m]
+        jobs = [(m, a.repeat, a.ort_runs, rows, 900) for m in a.models.split(",") if m]
+        jobs += [(m, 1, 0, scaling, 300) for m in a.scaling.split(",") if m]
         if a.big:
-            jobs.append(("big_2.5GiB", 1, 3, rows))
-        for name, repeat, ort_runs, out in jobs:
-            row = bench_model(name, a.cli, repeat, a.opset, work, ort_runs)
+            jobs.append(("big_2.5GiB", 1, 3, rows, 900))
+        for name, repeat, ort_runs, out, ref_timeout in jobs:
+            row = bench_model(name, a.cli, repeat, a.opset, work, ort_runs, ref_timeout)
             print(f"{name}: torch2onnx {row['t2o_s']:.2f}s, torch.onnx {fmt(row['ref_s'], '.2f')}s "
                   f"({fmt(row['speedup'], '.1f')}x)", file=sys.stderr)
             out.append(row)
