@@ -86,7 +86,7 @@ void export_to_file(const torch::jit::Module& module, const std::vector<c10::IVa
 
 void export_to_file(torch::jit::Module&& module, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options, const ExportHooks& hooks) {
-  ir::Model model = export_ir(std::move(module), args, options, user_registry(), hooks, /*consume=*/true);
+  ir::Model model = export_ir_consuming(module, args, options, user_registry(), hooks);
   write_file(model, path, options);
 }
 

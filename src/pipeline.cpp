@@ -122,8 +122,10 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   return tg;
 }
 
-ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
-                    const Registry& registry, const ExportHooks& hooks, bool consume) {
+namespace {
+
+ir::Model run_export(torch::jit::Module& module, const std::vector<c10::IValue>& args, const ExportOptions& options,
+                     const Registry& registry, const ExportHooks& hooks, bool consume) {
   validate(options);
   ir::Model model;
   StageTimer timer;
@@ -150,6 +152,7 @@ ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& a
       // freed pages back to the system.
       tg.reset();
       module = torch::jit::Module();
+
       release_free_memory();
     }
     run_onnx_passes(model, pass_ctx, timer);
@@ -162,6 +165,18 @@ ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& a
   model.producer_version = version();
   if (options.verbose) ir::print_model(options.verbose_stream ? *options.verbose_stream : std::cout, model);
   return model;
+}
+
+}  // namespace
+
+ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
+                    const Registry& registry, const ExportHooks& hooks) {
+  return run_export(module, args, options, registry, hooks, /*consume=*/false);
+}
+
+ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                              const ExportOptions& options, const Registry& registry, const ExportHooks& hooks) {
+  return run_export(module, args, options, registry, hooks, /*consume=*/true);
 }
 
 namespace {

@@ -25,11 +25,16 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
                                             const ExportOptions& options, const ExportHooks& hooks = {});
 
 // Everything: torch passes, conversion, ONNX passes, checker. The returned
-// model's initializers borrow the module's weights. With `consume`, the
-// module is the export's alone: its tensors are dropped from it once traced,
-// and the torch side once converted, so the ONNX passes may transform weights
-// only the model holds in place.
+// model's initializers borrow the module's weights.
 ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& args, const ExportOptions& options,
-                    const Registry& registry = user_registry(), const ExportHooks& hooks = {}, bool consume = false);
+                    const Registry& registry = user_registry(), const ExportHooks& hooks = {});
+// The same for a module that is the export's alone (`module` must be its only
+// handle: torch::jit::Module has no move constructor, so "moving" one leaves
+// a copy behind). Its tensors are dropped once traced, and the handle is
+// reset once converted, so the torch side (compiled code, graphs) is freed
+// before the ONNX passes and the writer run.
+ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10::IValue>& args,
+                              const ExportOptions& options, const Registry& registry = user_registry(),
+                              const ExportHooks& hooks = {});
 
 }  // namespace torch2onnx
