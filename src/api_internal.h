@@ -13,7 +13,7 @@ namespace torch2onnx::api {
 void export_to_file(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options, const ExportHooks& hooks);
 // The same, consuming the module: no one else may use it (or a copy of its
-// handle) afterwards (see export_ir's `consume`).
+// handle) afterwards (see export_ir_consuming).
 void export_to_file(torch::jit::Module&& module, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options, const ExportHooks& hooks);
 // The serialized ModelProto; an Io error when the weights need external data.

@@ -119,6 +119,19 @@ std::string pickle_problem(const unsigned char* data, size_t size, bool strict) 
   return "the pickle has no STOP opcode (it is truncated)";
 }
 
+bool inflate_entry(const unsigned char* src, size_t n, std::vector<unsigned char>& out) {
+  z_stream zs{};
+  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return false;
+  zs.next_in = const_cast<unsigned char*>(src);
+  zs.avail_in = static_cast<uInt>(n);
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&zs, Z_FINISH);
+  const bool complete = rc == Z_STREAM_END && zs.total_out == out.size();
+  inflateEnd(&zs);
+  return complete;
+}
+
 std::string content_problem(const std::string& name, const std::vector<unsigned char>& data) {
   if (ends_with(name, ".pkl")) return pickle_problem(data.data(), data.size());
   if (ends_with(name, ".py") && name.find("/code/") != std::string::npos) return code_problem(data);
@@ -178,16 +191,7 @@ int64_t check_archive_entries(const std::string& path, const char* what, Error::
     std::vector<unsigned char> data = read(static_cast<int64_t>(local) + 30 + le16(&lh[26]) + le16(&lh[28]), comp_size);
     if (method == 8) {  // deflated (Python's torch.jit.save compresses code): inflate, then check
       std::vector<unsigned char> raw(raw_size);
-      z_stream zs{};
-      if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) continue;
-      zs.next_in = data.data();
-      zs.avail_in = static_cast<uInt>(data.size());
-      zs.next_out = raw.data();
-      zs.avail_out = static_cast<uInt>(raw.size());
-      const int rc = inflate(&zs, Z_FINISH);
-      const bool complete = rc == Z_STREAM_END && zs.total_out == raw_size;
-      inflateEnd(&zs);
-      if (!complete) throw corrupt("entry '" + name + "' cannot be decompressed");
+      if (!inflate_entry(data.data(), data.size(), raw)) throw corrupt("entry '" + name + "' cannot be decompressed");
       data.swap(raw);
     }
     if (::crc32(0L, data.data(), static_cast<uInt>(data.size())) != crc)

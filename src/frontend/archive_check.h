@@ -25,6 +25,10 @@ int64_t check_archive_entries(const std::string& path, const char* what = "Torch
 // in TorchScript code, a module class attribute assigned without a type.
 std::string content_problem(const std::string& name, const std::vector<unsigned char>& data);
 
+// Inflates a raw-deflate zip entry (method 8) of `n` bytes into `out`, which
+// holds the entry's uncompressed size: false unless exactly that much comes out.
+bool inflate_entry(const unsigned char* src, size_t n, std::vector<unsigned char>& out);
+
 // The pickle check on its own. `strict`: an opcode it does not know is a
 // problem too (for a bare pickle, where nothing else vouches for the bytes).
 std::string pickle_problem(const unsigned char* data, size_t size, bool strict = false);

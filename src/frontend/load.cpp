@@ -6,12 +6,12 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <optional>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <sys/stat.h>
 #include <unordered_set>
@@ -135,7 +135,6 @@ torch::jit::Module load_archive(const std::string& path) {
         throw;
       } catch (const std::exception& e) {
         if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] mapped load failed: " << first_line(e.what()) << "\n";
-        mapped.reset();
       }
       if (!mapped && std::getenv("T2O_TIMING")) std::cerr << "[t2o] archive read without mapping\n";
     }

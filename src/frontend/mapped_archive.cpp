@@ -11,13 +11,14 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "frontend/archive_check.h"
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::frontend {
@@ -38,8 +39,9 @@ void put32(std::string& s, uint32_t v) {
   put16(s, static_cast<uint16_t>(v >> 16));
 }
 
-// The archive file, mapped private and writable: in-place changes to a
-// weight (BatchNorm folding) copy that page, never touching the file.
+// The archive file, mapped private and writable: should anything write to a
+// weight (a training-mode run updating BatchNorm statistics), that page is
+// copied, never the file changed.
 struct Mapping {
   uint8_t* base = nullptr;
   size_t size = 0;
@@ -103,18 +105,22 @@ std::optional<std::string> contents(const Mapping& m, const Entry& e) {
   const uint8_t* src = m.base + e.data;
   if (e.method == 0) return std::string(reinterpret_cast<const char*>(src), e.csize);
   if (e.method != 8 || e.usize > (64u << 20)) return std::nullopt;  // code files are small
-  std::string out(e.usize, '\0');
-  z_stream z{};
-  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return std::nullopt;
-  z.next_in = const_cast<Bytef*>(src);
-  z.avail_in = e.csize;
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = e.usize;
-  const int rc = inflate(&z, Z_FINISH);
-  const bool ok = rc == Z_STREAM_END && z.total_out == e.usize;
-  inflateEnd(&z);
-  if (!ok) return std::nullopt;
-  return out;
+  std::vector<unsigned char> out(e.usize);
+  if (!inflate_entry(src, e.csize, out)) return std::nullopt;
+  return std::string(out.begin(), out.end());
+}
+
+// The fields a zip's local header and its central directory entry share,
+// from "compression method" to "file name length" (extra field: none).
+void put_entry_fields(std::string& s, const Entry& e, uint32_t crc, uint32_t csize, uint32_t usize) {
+  put16(s, e.method);
+  put16(s, e.time);
+  put16(s, e.date);
+  put32(s, crc);
+  put32(s, csize);
+  put32(s, usize);
+  put16(s, static_cast<uint16_t>(e.name.size()));
+  put16(s, 0);  // extra field length
 }
 
 // A zip with the same entries, in which each mapped record is an 8-byte stub
@@ -136,14 +142,7 @@ class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
       put32(local, 0x04034b50);
       put16(local, 20);  // version needed
       put16(local, 0);   // flags
-      put16(local, e.method);
-      put16(local, e.time);
-      put16(local, e.date);
-      put32(local, crc);
-      put32(local, csize);
-      put32(local, usize);
-      put16(local, static_cast<uint16_t>(e.name.size()));
-      put16(local, 0);  // extra
+      put_entry_fields(local, e, crc, csize, usize);
       local += e.name;
       add_bytes(std::move(local));
       if (e.stub >= 0)
@@ -154,15 +153,8 @@ class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
       put32(central, 0x02014b50);
       put16(central, 20);  // made by
       put16(central, 20);  // needed
-      put16(central, 0);
-      put16(central, e.method);
-      put16(central, e.time);
-      put16(central, e.date);
-      put32(central, crc);
-      put32(central, csize);
-      put32(central, usize);
-      put16(central, static_cast<uint16_t>(e.name.size()));
-      put16(central, 0);  // extra
+      put16(central, 0);   // flags
+      put_entry_fields(central, e, crc, csize, usize);
       put16(central, 0);  // comment
       put16(central, 0);  // disk
       put16(central, 0);  // internal attributes

@@ -57,7 +57,6 @@ void run(ir::Graph& g, int64_t opset) {
     if (out_bytes > input_bytes + kGrowthLimit) continue;
     replace_with(g, n, *results);
     std::vector<ir::Value*> ins(n->inputs().begin(), n->inputs().end());
-    inputs.clear();
     n->destroy();
     for (ir::Value* in : ins) dead.consider(in);
   }
