@@ -71,8 +71,7 @@ void write_file(ir::Model& model, const std::string& path, const ExportOptions& 
   serialize::write_model(model, path, w);
   if (std::getenv("T2O_TIMING"))
     std::cerr << "[t2o] write: "
-              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms (RSS "
-              << static_cast<long>(process_memory_mb("VmRSS:")) << " MB)\n";
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() <<  " ms, RSS " << rss_summary() << "\n";
 }
 
 }  // namespace
@@ -134,10 +133,25 @@ void export_model(const torch::jit::Module& module, const std::vector<c10::IValu
   api::export_to_file(module, args, path, options, {});
 }
 
+namespace {
+
+// frontend::load_archive, timed under T2O_TIMING.
+torch::jit::Module load_timed(const std::string& path, bool for_one_export) {
+  auto t0 = std::chrono::steady_clock::now();
+  torch::jit::Module m = frontend::load_archive(path, for_one_export);
+  if (std::getenv("T2O_TIMING"))
+    std::cerr << "[t2o] load_archive: "
+              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
+              << " ms, RSS " << rss_summary() << "\n";
+  return m;
+}
+
+}  // namespace
+
 void export_archive(const std::string& archive, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options) {
   if (options.progress) options.progress("loading", 0.0);
-  api::export_to_file(load_archive(archive), args, path, options, {});
+  api::export_to_file(load_timed(archive, /*for_one_export=*/true), args, path, options, {});
 }
 
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
@@ -177,15 +191,7 @@ void register_symbolic(const std::string& op, int opset, SymbolicFn fn) {
 
 bool unregister_symbolic(const std::string& op, int opset) { return user_registry().remove(op, opset); }
 
-torch::jit::Module load_archive(const std::string& path) {
-  auto t0 = std::chrono::steady_clock::now();
-  torch::jit::Module m = frontend::load_archive(path);
-  if (std::getenv("T2O_TIMING"))
-    std::cerr << "[t2o] load_archive: "
-              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() << " ms (RSS "
-              << static_cast<long>(process_memory_mb("VmRSS:")) << " MB)\n";
-  return m;
-}
+torch::jit::Module load_archive(const std::string& path) { return load_timed(path, /*for_one_export=*/false); }
 
 std::vector<c10::IValue> load_example_args(const std::string& path) {
   return frontend::args_from_value(frontend::load_saved_value(path));

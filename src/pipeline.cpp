@@ -59,8 +59,7 @@ class StageTimer {
     if (!enabled_) return;
     auto now = std::chrono::steady_clock::now();
     std::cerr << "[t2o] " << stage << ": "
-              << std::chrono::duration<double, std::milli>(now - last_).count() << " ms (RSS "
-              << static_cast<long>(process_memory_mb("VmRSS:")) << " MB)\n";
+              << std::chrono::duration<double, std::milli>(now - last_).count() << " ms, RSS " << rss_summary() << "\n";
     last_ = now;
   }
 
@@ -86,16 +85,6 @@ std::map<std::string, std::string> module_classes(const torch::jit::Module& modu
   for (const auto& m : module.named_modules())
     if (m.value.type()->name()) out[m.name] = m.value.type()->name()->qualifiedName();
   return out;
-}
-
-// Empties every tensor attribute of the module and its submodules (the
-// traced graph holds the ones it uses).
-void drop_tensors(const torch::jit::Module& module) {
-  for (const auto& m : module.modules()) {
-    const auto& obj = m._ivalue();
-    for (size_t i = 0; i < obj->slots().size(); ++i)
-      if (obj->getSlot(i).isTensor()) obj->setSlot(i, at::Tensor());
-  }
 }
 
 }  // namespace
@@ -133,7 +122,13 @@ ir::Model run_export(torch::jit::Module& module, const std::vector<c10::IValue>&
   if (!options.export_modules_as_functions.empty()) pass_ctx.module_classes = module_classes(module);
   if (options.progress) options.progress("tracing", 0.0);
   std::optional<torch_side::TorchGraph> tg = trace_to_torch_graph(module, args, options, hooks);
-  if (consume) drop_tensors(module);
+  if (consume) {
+    // The graph holds what it needs of the module (its weights, as graph
+    // inputs): the module, its code and compiled graphs go, and the heap
+    // gives the freed pages back to the system.
+    module = torch::jit::Module();
+    release_free_memory();
+  }
   timer.done("torch side");
   // The meta example run checks less than a real one (e.g. dtypes): if
   // PyTorch itself rejects the example inputs, that is the error to report.
@@ -148,11 +143,8 @@ ir::Model run_export(torch::jit::Module& module, const std::vector<c10::IValue>&
     timer.done("convert");
     if (consume) {
       // The model's initializers now hold the only handles on the weights:
-      // the torch side (graph, compiled code) goes, and the heap gives its
-      // freed pages back to the system.
+      // the torch graph goes too.
       tg.reset();
-      module = torch::jit::Module();
-
       release_free_memory();
     }
     run_onnx_passes(model, pass_ctx, timer);

@@ -16,4 +16,12 @@ inline double process_memory_mb(const char* field) {
   return -1;
 }
 
+// "183 MB (anon 76, file 106)": resident memory now, split into the heap
+// and other private memory vs pages of files (the libraries' code, mapped
+// weights).
+inline std::string rss_summary() {
+  auto mb = [](const char* f) { return std::to_string(static_cast<long>(process_memory_mb(f))); };
+  return mb("VmRSS:") + " MB (anon " + mb("RssAnon:") + ", file " + mb("RssFile:") + ")";
+}
+
 }  // namespace torch2onnx

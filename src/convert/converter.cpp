@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "convert/fallback.h"
+#include "frontend/mapped_archive.h"
 #include "symbolic/helpers.h"
 #include "torch_passes/origin.h"
 
@@ -86,7 +87,9 @@ ir::DType to_dtype(at::ScalarType st) {
                                          : ir::dtype_from_scalar_type(static_cast<int64_t>(st));
 }
 
-// Borrows a tensor's memory for the IR (no copy unless it is not contiguous).
+// Borrows a tensor's memory for the IR (no copy unless it is not contiguous);
+// weights mapped from an archive loaded for this export alone can let their
+// pages go once read (ir::Tensor::release_pages).
 ir::Tensor borrow(const at::Tensor& t_in) {
   at::Tensor t = t_in.detach();
   if (!t.is_contiguous()) t = t.contiguous();
@@ -97,7 +100,7 @@ ir::Tensor borrow(const at::Tensor& t_in) {
                 std::string("tensors of type ") + c10::toString(t.scalar_type()) + " cannot be exported to ONNX");
   auto holder = std::make_shared<at::Tensor>(t);
   return ir::Tensor::borrowed(dt, t.sizes().vec(), t.data_ptr(), t.nbytes(),
-                              std::shared_ptr<const void>(holder, holder.get()));
+                              std::shared_ptr<const void>(holder, holder.get()), frontend::page_release(t));
 }
 
 // What a PyTorch value became on the ONNX side.

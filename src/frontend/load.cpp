@@ -116,7 +116,7 @@ void check_tensors(const torch::jit::Module& m, const std::string& path, int64_t
 
 }  // namespace
 
-torch::jit::Module load_archive(const std::string& path) {
+torch::jit::Module load_archive(const std::string& path, bool for_one_export) {
   require_regular_file(path, Error::Kind::Load, "model");
   if (!is_zip(path))
     throw Error(Error::Kind::Load, "'" + path +
@@ -130,7 +130,7 @@ torch::jit::Module load_archive(const std::string& path) {
     std::optional<torch::jit::Module> mapped;
     if (!std::getenv("T2O_NO_MMAP")) {
       try {
-        mapped = load_mapped(path);
+        mapped = load_mapped(path, for_one_export);
       } catch (const Error&) {
         throw;
       } catch (const std::exception& e) {

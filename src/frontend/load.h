@@ -10,8 +10,10 @@
 namespace torch2onnx::frontend {
 
 // torch::jit::load with clear errors for a missing, non-zip, corrupt or
-// non-TorchScript file (Error::Kind::Load).
-torch::jit::Module load_archive(const std::string& path);
+// non-TorchScript file (Error::Kind::Load). `for_one_export`: the module goes
+// straight to a consuming export and no one else sees it, so its mapped
+// weights' pages may be dropped once written (frontend::page_release).
+torch::jit::Module load_archive(const std::string& path, bool for_one_export = false);
 
 // A value saved with torch.save (Error::Kind::Args on failure).
 c10::IValue load_saved_value(const std::string& path);

@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -58,25 +59,57 @@ struct Entry {
   int stub = -1;        // index among the mapped records, or -1
 };
 
+// The archive read with pread(2): its directory, code and small records.
+// Reading them through the mapping would leave their pages, and whole
+// page-cache folios around them (weights included, on recent kernels), in
+// the process.
+struct File {
+  int fd = -1;
+  uint64_t size = 0;
+  File() = default;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  ~File() {
+    if (fd >= 0) ::close(fd);
+  }
+  bool read(uint64_t offset, void* dst, size_t n) const {
+    auto* out = static_cast<uint8_t*>(dst);
+    while (n) {
+      const ssize_t k = ::pread(fd, out, n, static_cast<off_t>(offset));
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) return false;
+      out += k;
+      offset += static_cast<uint64_t>(k);
+      n -= static_cast<size_t>(k);
+    }
+    return true;
+  }
+};
+
 // The central directory of a plain (not zip64) zip; false when the layout is
 // anything else.
-bool read_directory(const Mapping& m, std::vector<Entry>& out) {
-  const uint8_t* p = m.base;
-  const size_t n = m.size;
+bool read_directory(const File& f, std::vector<Entry>& out) {
+  const uint64_t n = f.size;
   if (n < 22) return false;
-  size_t eocd = n - 22;
-  const size_t lowest = n > 22 + 65535 ? n - 22 - 65535 : 0;
-  while (u32(p + eocd) != 0x06054b50) {
-    if (eocd == lowest) return false;
+  const uint64_t tail_at = n > 22 + 65535 ? n - 22 - 65535 : 0;
+  std::vector<uint8_t> tail(static_cast<size_t>(n - tail_at));
+  if (!f.read(tail_at, tail.data(), tail.size())) return false;
+  size_t eocd = tail.size() - 22;
+  while (u32(tail.data() + eocd) != 0x06054b50) {
+    if (eocd == 0) return false;
     --eocd;
   }
-  const uint16_t count = u16(p + eocd + 10);
-  const uint32_t cd_size = u32(p + eocd + 12), cd_off = u32(p + eocd + 16);
+  const uint8_t* end = tail.data() + eocd;
+  const uint16_t count = u16(end + 10);
+  const uint32_t cd_size = u32(end + 12), cd_off = u32(end + 16);
   if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_off == 0xFFFFFFFF) return false;
-  if (uint64_t{cd_off} + cd_size > eocd) return false;
-  size_t at = cd_off;
+  if (uint64_t{cd_off} + cd_size > tail_at + eocd) return false;
+  std::vector<uint8_t> cd(cd_size);
+  if (!f.read(cd_off, cd.data(), cd.size())) return false;
+  const uint8_t* p = cd.data();
+  size_t at = 0;
   for (uint16_t i = 0; i < count; ++i) {
-    if (at + 46 > cd_off + uint64_t{cd_size} || u32(p + at) != 0x02014b50) return false;
+    if (at + 46 > cd_size || u32(p + at) != 0x02014b50) return false;
     Entry e;
     const uint16_t flags = u16(p + at + 8);
     e.method = u16(p + at + 10);
@@ -89,10 +122,11 @@ bool read_directory(const Mapping& m, std::vector<Entry>& out) {
     const uint32_t lho = u32(p + at + 42);
     if (flags & 1) return false;  // encrypted
     if (e.csize == 0xFFFFFFFF || e.usize == 0xFFFFFFFF || lho == 0xFFFFFFFF) return false;
-    if (at + 46 + nlen > n) return false;
+    if (at + 46 + nlen > cd_size) return false;
     e.name.assign(reinterpret_cast<const char*>(p + at + 46), nlen);
-    if (uint64_t{lho} + 30 > n || u32(p + lho) != 0x04034b50) return false;
-    e.data = uint64_t{lho} + 30 + u16(p + lho + 26) + u16(p + lho + 28);
+    uint8_t local[30];
+    if (uint64_t{lho} + 30 > n || !f.read(lho, local, 30) || u32(local) != 0x04034b50) return false;
+    e.data = uint64_t{lho} + 30 + u16(local + 26) + u16(local + 28);
     if (e.data + e.csize > n) return false;
     out.push_back(std::move(e));
     at += 46 + nlen + elen + clen;
@@ -101,12 +135,13 @@ bool read_directory(const Mapping& m, std::vector<Entry>& out) {
 }
 
 // An entry's bytes, stored or deflated; nullopt when they do not decode.
-std::optional<std::string> contents(const Mapping& m, const Entry& e) {
-  const uint8_t* src = m.base + e.data;
-  if (e.method == 0) return std::string(reinterpret_cast<const char*>(src), e.csize);
-  if (e.method != 8 || e.usize > (64u << 20)) return std::nullopt;  // code files are small
+std::optional<std::string> contents(const File& f, const Entry& e) {
+  if (e.method != 0 && (e.method != 8 || e.usize > (64u << 20))) return std::nullopt;  // code files are small
+  std::string raw(e.csize, '\0');
+  if (!f.read(e.data, raw.data(), raw.size())) return std::nullopt;
+  if (e.method == 0) return raw;
   std::vector<unsigned char> out(e.usize);
-  if (!inflate_entry(src, e.csize, out)) return std::nullopt;
+  if (!inflate_entry(reinterpret_cast<const uint8_t*>(raw.data()), e.csize, out)) return std::nullopt;
   return std::string(out.begin(), out.end());
 }
 
@@ -124,10 +159,10 @@ void put_entry_fields(std::string& s, const Entry& e, uint32_t crc, uint32_t csi
 }
 
 // A zip with the same entries, in which each mapped record is an 8-byte stub
-// (its index). Pieces are synthesized bytes or ranges of the mapped file.
+// (its index). Pieces are synthesized bytes or ranges of the file.
 class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
  public:
-  StubbedArchive(std::shared_ptr<Mapping> file, const std::vector<Entry>& entries) : file_(std::move(file)) {
+  StubbedArchive(std::shared_ptr<const File> file, const std::vector<Entry>& entries) : file_(std::move(file)) {
     std::string central;
     for (const Entry& e : entries) {
       const uint64_t header_at = size_;
@@ -148,7 +183,7 @@ class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
       if (e.stub >= 0)
         add_stub(std::move(stub), e.stub);
       else
-        add_range(file_->base + e.data, e.csize);
+        add_range(e.data, e.csize);
 
       put32(central, 0x02014b50);
       put16(central, 20);  // made by
@@ -194,8 +229,10 @@ class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
     while (done < n && it != pieces_.end()) {
       const uint64_t off = pos + done - it->start;
       const size_t k = static_cast<size_t>(std::min<uint64_t>(n - done, it->length - off));
-      const uint8_t* src = it->src ? it->src : reinterpret_cast<const uint8_t*>(it->bytes.data());
-      std::memcpy(out + done, src + off, k);
+      if (!it->in_file)
+        std::memcpy(out + done, it->bytes.data() + off, k);
+      else if (!file_->read(it->file_offset + off, out + done, k))
+        break;
       done += k;
       ++it;
     }
@@ -211,8 +248,9 @@ class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
  private:
   struct Piece {
     uint64_t start = 0, length = 0;
-    const uint8_t* src = nullptr;  // a range of the file, or
-    std::string bytes;             // synthesized bytes
+    bool in_file = false;      // a range of the file, or
+    uint64_t file_offset = 0;
+    std::string bytes;         // synthesized bytes
     int stub = -1;
   };
   void add(Piece p) {
@@ -233,14 +271,15 @@ class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
     p.stub = index;
     add(std::move(p));
   }
-  void add_range(const uint8_t* src, uint64_t length) {
+  void add_range(uint64_t offset, uint64_t length) {
     Piece p;
     p.length = length;
-    p.src = src;
+    p.in_file = true;
+    p.file_offset = offset;
     add(std::move(p));
   }
 
-  std::shared_ptr<Mapping> file_;
+  std::shared_ptr<const File> file_;
   std::vector<Piece> pieces_;
   uint64_t size_ = 0;
   mutable std::mutex mutex_;
@@ -266,6 +305,15 @@ void for_each_tensor(const c10::IValue& v, F& f, std::unordered_set<const void*>
   }
 }
 
+// Page-aligned interior of [start, start + length): the pages only these
+// bytes use.
+void drop_pages(const uint8_t* start, size_t length) {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(start) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(start) + length) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 // One record's bytes in the mapping, owned by one storage: when the storage
 // goes (a weight folded into another, or dropped), its pages leave the
 // process too, though the rest of the file stays mapped.
@@ -273,37 +321,42 @@ struct Record {
   std::shared_ptr<Mapping> file;
   uint8_t* start;
   size_t length;
+  bool exclusive;  // loaded for one export: nothing writes to these pages
 };
 
 void release(void* ctx) {
   auto* r = static_cast<Record*>(ctx);
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(r->start) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(r->start) + r->length) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  drop_pages(r->start, r->length);
   delete r;
 }
 
 }  // namespace
 
-std::optional<torch::jit::Module> load_mapped(const std::string& path) {
+std::function<void()> page_release(const at::Tensor& t) {
+  if (!t.defined() || !t.has_storage() || t.nbytes() == 0) return {};
+  const c10::DataPtr& ptr = t.storage().data_ptr();
+  if (ptr.get_deleter() != &release) return {};
+  const auto* r = static_cast<const Record*>(ptr.get_context());
+  if (!r->exclusive) return {};
+  const auto* start = static_cast<const uint8_t*>(t.data_ptr());
+  const size_t length = t.nbytes();
+  return [start, length] { drop_pages(start, length); };
+}
+
+std::optional<torch::jit::Module> load_mapped(const std::string& path, bool exclusive) {
+  auto reader = std::make_shared<File>();
+  reader->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (reader->fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(reader->fd, &st) != 0 || st.st_size <= 0) return std::nullopt;
+  reader->size = static_cast<uint64_t>(st.st_size);
   auto file = std::make_shared<Mapping>();
-  {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    void* base = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (base == MAP_FAILED) return std::nullopt;
-    file->base = static_cast<uint8_t*>(base);
-    file->size = static_cast<size_t>(st.st_size);
-  }
+  void* base = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, reader->fd, 0);
+  if (base == MAP_FAILED) return std::nullopt;
+  file->base = static_cast<uint8_t*>(base);
+  file->size = static_cast<size_t>(st.st_size);
   std::vector<Entry> entries;
-  if (!read_directory(*file, entries) || entries.empty()) return std::nullopt;
+  if (!read_directory(*reader, entries) || entries.empty()) return std::nullopt;
   // "<archive>/data/<key>": the module's tensor records (constants stay read).
   const std::string archive = entries[0].name.substr(0, entries[0].name.find('/') + 1);
   const std::string data_dir = archive + "data/";
@@ -311,7 +364,7 @@ std::optional<torch::jit::Module> load_mapped(const std::string& path) {
   for (Entry& e : entries) {
     if (e.name.rfind(archive + "code/", 0) == 0 && e.name.size() > 3 &&
         e.name.compare(e.name.size() - 3, 3, ".py") == 0) {
-      std::optional<std::string> text = contents(*file, e);
+      std::optional<std::string> text = contents(*reader, e);
       if (!text || text->find("__setstate__") != std::string::npos) return std::nullopt;
     }
     // PyTorch's writer aligns records to 64 bytes; an unaligned one (another
@@ -323,7 +376,7 @@ std::optional<torch::jit::Module> load_mapped(const std::string& path) {
     }
   }
   if (stubs.empty()) return std::nullopt;
-  auto view = std::make_shared<StubbedArchive>(file, entries);
+  auto view = std::make_shared<StubbedArchive>(reader, entries);
   if (view->size() > 0xFFFFFFFFull) return std::nullopt;
 
   torch::jit::Module m = torch::jit::load(std::static_pointer_cast<caffe2::serialize::ReadAdapterInterface>(view),
@@ -341,7 +394,7 @@ std::optional<torch::jit::Module> load_mapped(const std::string& path) {
       throw Error(Error::Kind::Load, "'" + path + "' is corrupt: a tensor's storage claims " +
                                          std::to_string(impl->nbytes()) + " bytes but its record '" + e.name +
                                          "' holds " + std::to_string(e.usize));
-    impl->set_data_ptr_noswap(c10::DataPtr(file->base + e.data, new Record{file, file->base + e.data, e.usize},
+    impl->set_data_ptr_noswap(c10::DataPtr(file->base + e.data, new Record{file, file->base + e.data, e.usize, exclusive},
                                            &release, c10::Device(c10::kCPU)));
     ++fixed;
   };

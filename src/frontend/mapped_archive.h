@@ -10,6 +10,7 @@
 
 #include <torch/csrc/jit/api/module.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -19,7 +20,14 @@ namespace torch2onnx::frontend {
 // records, classes with __setstate__, which run while loading and could read
 // tensor data, or a stub storage it could not find afterwards): load it the
 // usual way then. Throws Error(Load) when a storage claims more bytes than its
-// record holds.
-std::optional<torch::jit::Module> load_mapped(const std::string& path);
+// record holds. `exclusive`: the module is loaded for one export and no one
+// else sees it, so nothing writes to its weights (see page_release).
+std::optional<torch::jit::Module> load_mapped(const std::string& path, bool exclusive);
+
+// For a tensor whose bytes are pages of an archive mapped `exclusive`ly: a
+// function that drops those pages from the process (MADV_DONTNEED; the next
+// read faults them in again from the page cache). Empty for any other tensor:
+// dropping a page someone wrote to would lose the write.
+std::function<void()> page_release(const at::Tensor& t);
 
 }  // namespace torch2onnx::frontend

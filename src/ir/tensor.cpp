@@ -131,8 +131,9 @@ Tensor Tensor::owned(DType dtype, std::vector<int64_t> dims, std::vector<uint8_t
   return t;
 }
 
-Tensor Tensor::computed(DType dtype, std::vector<int64_t> dims, Fill fill) {
+Tensor Tensor::computed(DType dtype, std::vector<int64_t> dims, Fill fill, Release release) {
   Tensor t;
+  t.release_ = std::move(release);
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);
   t.nbytes_ = static_cast<size_t>(t.numel()) * dtype_size(dtype);
@@ -160,8 +161,9 @@ void Tensor::read(size_t offset, size_t n, uint8_t* dst) const {
 }
 
 Tensor Tensor::borrowed(DType dtype, std::vector<int64_t> dims, const void* data, size_t nbytes,
-                        std::shared_ptr<const void> keepalive) {
+                        std::shared_ptr<const void> keepalive, Release release) {
   Tensor t;
+  t.release_ = std::move(release);
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);
   t.data_ = static_cast<const uint8_t*>(data);

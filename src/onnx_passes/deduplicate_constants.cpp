@@ -1,5 +1,7 @@
 // Initializers with the same dtype, dims and bytes are merged into the first
 // one (tied or repeated weights); so are Constant nodes of the same graph.
+// Weights read for the comparison let their pages go again (release_pages):
+// the writer is their next reader.
 #include <unordered_map>
 
 #include "onnx_passes/passes.h"
@@ -43,8 +45,11 @@ void deduplicate_constants(ir::Model& model, const PassContext&) {
     const ir::Tensor& t = *v->initializer();
     auto& bucket = seen[t.fingerprint()];
     ir::Value* same = nullptr;
-    for (ir::Value* u : bucket)
+    for (ir::Value* u : bucket) {
       if (u->initializer()->same_content(t)) same = u;
+      u->initializer()->release_pages();
+    }
+    t.release_pages();
     if (!same) {
       bucket.push_back(v);
       continue;

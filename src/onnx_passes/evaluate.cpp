@@ -5,6 +5,8 @@
 #include <functional>
 #include <unordered_map>
 
+#include "onnx_passes/transposed.h"
+
 namespace torch2onnx::onnx_passes {
 namespace {
 
@@ -30,12 +32,15 @@ at::ScalarType to_aten(ir::DType t) {
 
 ir::DType from_aten(at::ScalarType t) { return ir::dtype_from_scalar_type(static_cast<int64_t>(t)); }
 
-// Zero-copy view of IR data as an ATen tensor (read-only use).
+// Zero-copy view of IR data as an ATen tensor (read-only use). The view
+// holds the IR tensor's bytes alive: a result that aliases them (Cast to the
+// same dtype, Expand to the same shape) stays valid when the input goes.
 at::Tensor view(const ir::Tensor& t) {
   at::ScalarType st = to_aten(t.dtype());
   if (st == at::ScalarType::Undefined) throw std::runtime_error("unsupported dtype");
   if (t.numel() == 0) return at::empty(t.dims(), at::TensorOptions().dtype(st));
-  return at::from_blob(const_cast<uint8_t*>(t.data()), t.dims(), at::TensorOptions().dtype(st));
+  return at::from_blob(
+      const_cast<uint8_t*>(t.data()), t.dims(), [keep = t](void*) {}, at::TensorOptions().dtype(st));
 }
 
 ir::Tensor to_ir(at::Tensor t) {
@@ -56,6 +61,20 @@ std::optional<std::vector<int64_t>> axes_of(const ir::Node& n, const Inputs& in,
 }
 
 Outputs one(at::Tensor t) { return {to_ir(std::move(t))}; }
+
+// A shape-only stand-in for x (meta device: no data), for working out the
+// dims of a reshape-like op.
+at::Tensor meta(const ir::Tensor& x) {
+  at::ScalarType st = to_aten(x.dtype());
+  if (st == at::ScalarType::Undefined) throw std::runtime_error("unsupported dtype");
+  return at::empty(x.dims(), at::TensorOptions().dtype(st).device(at::kMeta));
+}
+
+// Reshape-like results share x's bytes (no copy; a computed x stays computed).
+Outputs same_bytes(const ir::Tensor& x, const at::Tensor& shaped) { return {x.reshaped(shaped.sizes().vec())}; }
+
+// Transposes of tensors at least this large are computed as they are written.
+constexpr size_t kLazyTransposeBytes = 64 * 1024;
 
 std::unordered_map<std::string, Kernel> make_kernels() {
   std::unordered_map<std::string, Kernel> k;
@@ -119,7 +138,7 @@ std::unordered_map<std::string, Kernel> make_kernels() {
     return one(view(*in[0]).to(to));
   };
   k["Reshape"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
-    at::Tensor x = view(*in[0]);
+    at::Tensor x = meta(*in[0]);
     std::vector<int64_t> shape = in[1]->to_int64s();
     const bool allowzero = n.attr_i("allowzero", 0) != 0;
     for (size_t i = 0; i < shape.size(); ++i)
@@ -127,35 +146,36 @@ std::unordered_map<std::string, Kernel> make_kernels() {
         if (i >= static_cast<size_t>(x.dim())) return std::nullopt;
         shape[i] = x.size(static_cast<int64_t>(i));
       }
-    return one(x.reshape(shape).clone());
+    return same_bytes(*in[0], x.reshape(shape));
   };
   k["Flatten"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
-    at::Tensor x = view(*in[0]);
+    at::Tensor x = meta(*in[0]);
     int64_t axis = norm_axis(n.attr_i("axis", 1), x.dim());
     int64_t outer = 1;
     for (int64_t i = 0; i < axis; ++i) outer *= x.size(i);
-    return one(x.reshape({outer, outer ? x.numel() / std::max<int64_t>(outer, 1) : 0}).clone());
+    return same_bytes(*in[0], x.reshape({outer, outer ? x.numel() / std::max<int64_t>(outer, 1) : 0}));
   };
   k["Transpose"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
-    at::Tensor x = view(*in[0]);
     std::vector<int64_t> perm = n.attr_ints("perm");
     if (perm.empty())
-      for (int64_t i = x.dim() - 1; i >= 0; --i) perm.push_back(i);
+      for (int64_t i = in[0]->rank() - 1; i >= 0; --i) perm.push_back(i);
+    if (in[0]->nbytes() >= kLazyTransposeBytes) return Outputs{transposed(*in[0], perm)};
+    at::Tensor x = view(*in[0]);
     return one(x.permute(perm).contiguous());
   };
   k["Unsqueeze"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
     auto axes = axes_of(n, in, 1);
     if (!axes) return std::nullopt;
-    at::Tensor x = view(*in[0]);
+    at::Tensor x = meta(*in[0]);
     const int64_t out_rank = x.dim() + static_cast<int64_t>(axes->size());
     std::vector<int64_t> sorted;
     for (int64_t a : *axes) sorted.push_back(norm_axis(a, out_rank));
     std::sort(sorted.begin(), sorted.end());
     for (int64_t a : sorted) x = x.unsqueeze(a);
-    return one(x.clone());
+    return same_bytes(*in[0], x);
   };
   k["Squeeze"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
-    at::Tensor x = view(*in[0]);
+    at::Tensor x = meta(*in[0]);
     auto axes = axes_of(n, in, 1);
     std::vector<int64_t> keep;
     for (int64_t i = 0; i < x.dim(); ++i) {
@@ -167,7 +187,7 @@ std::unordered_map<std::string, Kernel> make_kernels() {
       }
       if (!drop) keep.push_back(x.size(i));
     }
-    return one(x.reshape(keep).clone());
+    return same_bytes(*in[0], x.reshape(keep));
   };
   k["Concat"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
     std::vector<at::Tensor> parts;
@@ -349,25 +369,6 @@ std::optional<std::vector<ir::Tensor>> evaluate(const ir::Node& node, const std:
   try {
     auto out = it->second(node, inputs, opset);
     if (out && out->size() != node.num_outputs()) return std::nullopt;
-    // Some kernels return their input unchanged (Cast to the same dtype,
-    // Expand to the same shape, ConstantOfShape of one element): never let a
-    // result alias an input or an attribute, whose memory goes away with the
-    // folded node.
-    if (out) {
-      std::vector<const ir::Tensor*> sources(inputs.begin(), inputs.end());
-      for (const ir::Attribute& a : node.attributes())
-        if (a.kind == ir::AttrKind::Tensor && a.t) sources.push_back(a.t.get());
-      for (ir::Tensor& t : *out) {
-        for (const ir::Tensor* in : sources) {
-          if (!in || !t.nbytes()) continue;
-          if (t.data() >= in->data() && t.data() < in->data() + in->nbytes()) {
-            std::vector<uint8_t> bytes(t.data(), t.data() + t.nbytes());
-            t = ir::Tensor::owned(t.dtype(), t.dims(), std::move(bytes));
-            break;
-          }
-        }
-      }
-    }
     return out;
   } catch (const std::exception&) {
     return std::nullopt;  // leave the node for the runtime to compute

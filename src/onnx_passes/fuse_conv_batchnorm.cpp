@@ -48,7 +48,7 @@ void scaled_bytes(const ir::Tensor& w, const std::vector<double>& s, size_t per,
 
 // W * s (one factor per output channel), computed as it is written to the
 // file: no second copy of the weights, and nothing to allocate or fault in.
-// The tensor holds W (and s) until then.
+// The tensor holds W (and s) until then; releasing its pages releases W's.
 ir::Tensor scaled(const ir::Tensor& w, std::vector<double> s) {
   const int64_t cout = w.dims().at(0);
   const size_t per = cout ? static_cast<size_t>(w.numel() / cout) : 0;
@@ -59,7 +59,7 @@ ir::Tensor scaled(const ir::Tensor& w, std::vector<double> s) {
       scaled_bytes<double>(w, *factors, per, offset, n, dst);
     else
       scaled_bytes<float>(w, *factors, per, offset, n, dst);
-  });
+  }, [w] { w.release_pages(); });
 }
 
 void run(ir::Graph& g) {

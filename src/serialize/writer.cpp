@@ -73,9 +73,11 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
   // A tensor's bytes to a sink: straight from its memory, or, for a computed
   // tensor (a BatchNorm-scaled weight), 1 MiB at a time through one buffer.
   std::vector<uint8_t> scratch;
+  // The writer reads each tensor last: its pages may go once written.
   auto stream = [&scratch](const ir::Tensor& t, auto&& to) {
     if (!t.is_computed()) {
       to(t.data(), t.nbytes());
+      t.release_pages();
       return;
     }
     constexpr size_t kPiece = size_t{1} << 20;
@@ -85,6 +87,7 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
       t.read(off, k, scratch.data());
       to(scratch.data(), k);
     }
+    t.release_pages();
   };
   std::vector<Record> records;
   std::vector<External> externals;

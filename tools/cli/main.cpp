@@ -134,7 +134,7 @@ void report_memory(const char* field, const char* label) {
 
 int run_export(const torch2onnx::cli::Command& c) {
   std::vector<c10::IValue> args = example_args(c);
-  report_memory("VmRSS:", "RSS before loading the model");
+  if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] RSS before loading the model: " << torch2onnx::rss_summary() << "\n";
   torch2onnx::cli::ProgressLine line;
   torch2onnx::ExportOptions options = c.options;
   if (line.enabled()) options.progress = [&line](const std::string& stage, double f) { line.update(stage, f); };

@@ -20,16 +20,20 @@ class Tensor {
 
   // Takes ownership of `bytes` (must be numel * dtype_size bytes, little-endian).
   static Tensor owned(DType dtype, std::vector<int64_t> dims, std::vector<uint8_t> bytes);
-  // Refers to `data` (nbytes long), kept alive by `keepalive`.
+  // Refers to `data` (nbytes long), kept alive by `keepalive`. `release`,
+  // when given, lets the bytes leave memory until they are next read (pages
+  // of a file mapping that the file can give back: see release_pages).
+  using Release = std::function<void()>;
   static Tensor borrowed(DType dtype, std::vector<int64_t> dims, const void* data, size_t nbytes,
-                         std::shared_ptr<const void> keepalive);
+                         std::shared_ptr<const void> keepalive, Release release = {});
 
   // Bytes computed on demand: fill(offset, n, dst) writes bytes [offset,
   // offset + n) to dst (its captures keep its sources alive). The writer
   // streams such a tensor to the file piece by piece, so it is never held
   // whole in memory; data() computes and keeps all of it.
   using Fill = std::function<void(size_t offset, size_t n, uint8_t* dst)>;
-  static Tensor computed(DType dtype, std::vector<int64_t> dims, Fill fill);
+  // `release` releases the pages of the tensors fill reads (see release_pages).
+  static Tensor computed(DType dtype, std::vector<int64_t> dims, Fill fill, Release release = {});
 
   static Tensor from_int64s(const std::vector<int64_t>& values, std::vector<int64_t> dims);
   static Tensor from_int64s(const std::vector<int64_t>& values);  // 1-D
@@ -48,6 +52,14 @@ class Tensor {
   // Copies bytes [offset, offset + n) to dst, computing them if need be.
   void read(size_t offset, size_t n, uint8_t* dst) const;
   bool defined() const { return dtype_ != DType::Undefined; }
+  // Lets the bytes leave the process's memory until they are read again:
+  // called after reading a weight that will not be read again soon (the
+  // writer, after writing it). Does nothing unless the tensor was made with a
+  // `release` (weights mapped from an archive loaded for one export only,
+  // whose pages the archive's file can give back at any time).
+  void release_pages() const {
+    if (release_) release_();
+  }
 
   // Element access, converting to the requested C++ type.
   int64_t int_at(int64_t i) const;
@@ -75,6 +87,7 @@ class Tensor {
   size_t nbytes_ = 0;
   mutable std::shared_ptr<const void> keepalive_;
   std::shared_ptr<const Fill> fill_;  // computed tensors (until data() is asked for)
+  Release release_;
 };
 
 std::string format_dims(const std::vector<int64_t>& dims);
