@@ -207,20 +207,22 @@ def table(rows, opset, repeat, baseline_mb):
         f"model (for torch.onnx: `python3 -c \"torch.onnx.export(torch.jit.load(...), ...)\"`, its export call "
         f"alone in parentheses). *Peak RSS* is the process's high-water mark; *over baseline* is torch2onnx's "
         f"peak minus its peak on a model with no weights to speak of ({baseline_mb:.0f} MB: LibTorch loaded), "
-        f"as a multiple of the weights' size. *ORT ms*: ONNX Runtime latency of each file on the example inputs (5 rounds alternating between the two files, each the median of enough runs for about 0.5 s, at least --ort-runs; the median round).",
+        f"in MB and as a multiple of the weights' size (models under 1 MB of weights: MB only; on models of a few "
+        f"MB, the MB are the code each export touches, not weights). *ORT ms*: ONNX Runtime latency of each file on the example inputs (5 rounds alternating between the two files, each the median of enough runs for about 0.5 s, at least --ort-runs; the median round).",
         "",
         "| model | weights MB | torch2onnx s | torch.onnx s (call only) | speedup | peak RSS MB t2o / torch.onnx "
-        "| t2o over baseline / weights | nodes t2o / torch.onnx | file MB t2o / torch.onnx "
+        "| t2o over baseline MB (/ weights) | nodes t2o / torch.onnx | file MB t2o / torch.onnx "
         "| ORT ms t2o / torch.onnx |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        over = (r["t2o_rss_mb"] - baseline_mb) / r["weights_mb"] if r["weights_mb"] >= 1 else None
+        over_mb = r["t2o_rss_mb"] - baseline_mb
+        over = f"{over_mb:.0f} ({over_mb / r['weights_mb']:.2f}x)" if r["weights_mb"] >= 1 else f"{over_mb:.0f}"
         ref_s = "failed" if r["ref_s"] is None else f"{r['ref_s']:.2f} ({r['ref_call_s']:.2f})"
         lines.append(
             f"| {r['model']} | {r['weights_mb']:.1f} | {r['t2o_s']:.2f} | {ref_s} "
             f"| {fmt(r['speedup'], '.1f')}x | {r['t2o_rss_mb']:.0f} / {fmt(r['ref_rss_mb'], '.0f')} "
-            f"| {fmt(over, '.2f', '-')} | {r['t2o_nodes']} / {fmt(r['ref_nodes'], 'd')} "
+            f"| {over} | {r['t2o_nodes']} / {fmt(r['ref_nodes'], 'd')} "
             f"| {r['t2o_mb']:.1f} / {fmt(r['ref_mb'], '.1f')} "
             f"| {fmt(r['t2o_ort_ms'], '.2f', '-')} / {fmt(r['ref_ort_ms'], '.2f', '-')} |")
     return "\n".join(lines)

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <zlib.h>
 
 #include "torch2onnx/options.h"
@@ -16,8 +15,6 @@ uint64_t le(const unsigned char* p, int n) {
   for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;
 }
-uint32_t le32(const unsigned char* p) { return static_cast<uint32_t>(le(p, 4)); }
-uint16_t le16(const unsigned char* p) { return static_cast<uint16_t>(le(p, 2)); }
 
 bool ends_with(const std::string& s, const char* suffix) {
   const size_t n = std::strlen(suffix);
@@ -119,87 +116,54 @@ std::string pickle_problem(const unsigned char* data, size_t size, bool strict) 
   return "the pickle has no STOP opcode (it is truncated)";
 }
 
-bool inflate_entry(const unsigned char* src, size_t n, std::vector<unsigned char>& out) {
-  z_stream zs{};
-  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return false;
-  zs.next_in = const_cast<unsigned char*>(src);
-  zs.avail_in = static_cast<uInt>(n);
-  zs.next_out = out.data();
-  zs.avail_out = static_cast<uInt>(out.size());
-  const int rc = inflate(&zs, Z_FINISH);
-  const bool complete = rc == Z_STREAM_END && zs.total_out == out.size();
-  inflateEnd(&zs);
-  return complete;
-}
+bool is_code(const std::string& name) { return ends_with(name, ".py") && name.find("/code/") != std::string::npos; }
 
 std::string content_problem(const std::string& name, const std::vector<unsigned char>& data) {
   if (ends_with(name, ".pkl")) return pickle_problem(data.data(), data.size());
-  if (ends_with(name, ".py") && name.find("/code/") != std::string::npos) return code_problem(data);
+  if (is_code(name)) return code_problem(data);
   return "";
 }
 
-int64_t check_archive_entries(const std::string& path, const char* what, Error::Kind kind) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  const int64_t size = static_cast<int64_t>(in.tellg());
+ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, const char* what, Error::Kind kind) {
   auto corrupt = [&](const std::string& why) {
     return Error(kind, std::string("cannot load ") + what + " '" + path + "': it is corrupt (" + why + ")");
   };
-  auto read = [&](int64_t offset, size_t n) {
-    std::vector<unsigned char> buf(n);
-    if (offset < 0 || offset + static_cast<int64_t>(n) > size) throw corrupt("a zip record points past the end of the file");
-    in.seekg(offset);
-    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(n));
-    if (!in) throw corrupt("unreadable zip record");
-    return buf;
-  };
-  // End of central directory: within the last 64 KiB + 22 bytes.
-  const int64_t tail_len = std::min<int64_t>(size, 65536 + 22);
-  std::vector<unsigned char> tail = read(size - tail_len, static_cast<size_t>(tail_len));
-  int64_t eocd = -1;
-  for (int64_t i = tail_len - 22; i >= 0; --i)
-    if (le32(&tail[static_cast<size_t>(i)]) == 0x06054b50) {
-      eocd = i;
-      break;
-    }
-  if (eocd < 0) return -1;  // LibTorch reports it
-  const unsigned char* e = &tail[static_cast<size_t>(eocd)];
-  const uint32_t entries = le16(e + 10), cd_size = le32(e + 12), cd_offset = le32(e + 16);
-  if (entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) return -1;  // zip64
+  ArchiveFacts facts;
+  if (zip.layout() == ZipFile::Layout::Damaged) throw corrupt(zip.directory_problem());
+  if (zip.layout() != ZipFile::Layout::Plain) return facts;  // LibTorch reports it, or reads zip64
   int64_t data_bytes = 0;
   bool sizes_known = true;
-  std::vector<unsigned char> cd = read(cd_offset, cd_size);
-  size_t pos = 0;
-  for (uint32_t k = 0; k < entries; ++k) {
-    if (pos + 46 > cd.size() || le32(&cd[pos]) != 0x02014b50) throw corrupt("damaged zip central directory");
-    const unsigned char* c = &cd[pos];
-    const uint16_t method = le16(c + 10), name_len = le16(c + 28), extra_len = le16(c + 30), comment_len = le16(c + 32);
-    const uint32_t crc = le32(c + 16), comp_size = le32(c + 20), raw_size = le32(c + 24), local = le32(c + 42);
-    if (pos + 46 + name_len > cd.size()) throw corrupt("damaged zip central directory");
-    const std::string name(reinterpret_cast<const char*>(c + 46), name_len);
-    pos += 46 + name_len + extra_len + comment_len;
+  for (const ZipEntry& e : zip.entries()) {
+    const std::string& name = e.name;
     const bool tensor_data = (name.find("/data/") != std::string::npos || name.find("/constants/") != std::string::npos) &&
                              name.find(".pkl") == std::string::npos;
     if (tensor_data) {
-      if (raw_size == 0xFFFFFFFF) sizes_known = false;  // zip64 sizes: not read here
-      data_bytes += raw_size;
+      if (e.usize == 0xFFFFFFFF) sizes_known = false;  // zip64 sizes: not read here
+      data_bytes += e.usize;
     }
-    if (tensor_data || (method != 0 && method != 8) || comp_size == 0xFFFFFFFF || raw_size == 0xFFFFFFFF ||
-        local == 0xFFFFFFFF || raw_size > (256u << 20))
+    if (tensor_data) continue;
+    if ((e.method != 0 && e.method != 8) || e.zip64() || e.usize > (256u << 20)) {
+      facts.has_setstate = facts.has_setstate || is_code(name);  // unread code might define it
       continue;
-    std::vector<unsigned char> lh = read(local, 30);
-    if (le32(lh.data()) != 0x04034b50) throw corrupt("damaged zip entry header for '" + name + "'");
-    std::vector<unsigned char> data = read(static_cast<int64_t>(local) + 30 + le16(&lh[26]) + le16(&lh[28]), comp_size);
-    if (method == 8) {  // deflated (Python's torch.jit.save compresses code): inflate, then check
-      std::vector<unsigned char> raw(raw_size);
-      if (!inflate_entry(data.data(), data.size(), raw)) throw corrupt("entry '" + name + "' cannot be decompressed");
-      data.swap(raw);
     }
-    if (::crc32(0L, data.data(), static_cast<uInt>(data.size())) != crc)
+    std::string why;
+    std::optional<std::vector<unsigned char>> data = zip.contents(e, &why);
+    if (!data) throw corrupt(why);
+    if (::crc32(0L, data->data(), static_cast<uInt>(data->size())) != e.crc)
       throw corrupt("entry '" + name + "' fails its CRC check");
-    const std::string problem = content_problem(name, data);
+    const std::string problem = content_problem(name, *data);
     if (!problem.empty()) throw corrupt("entry '" + name + "': " + problem);
+    if (is_code(name) && std::string(data->begin(), data->end()).find("__setstate__") != std::string::npos)
+      facts.has_setstate = true;
   }
-  return sizes_known ? data_bytes : -1;
+  if (sizes_known) facts.data_bytes = data_bytes;
+  return facts;
+}
+
+void check_archive_entries(const std::string& path, const char* what, Error::Kind kind) {
+  std::shared_ptr<const ZipFile> zip = ZipFile::open(path);
+  if (!zip) throw Error(kind, std::string("cannot open ") + what + " '" + path + "'");
+  check_archive_entries(*zip, path, what, kind);
 }
 
 }  // namespace torch2onnx::frontend

@@ -8,26 +8,31 @@
 #include <string>
 #include <vector>
 
+#include "frontend/zip.h"
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::frontend {
 
+// What the check learned about an archive.
+struct ArchiveFacts {
+  int64_t data_bytes = -1;    // bytes of the tensor data entries (-1: not known)
+  // Some class defines __setstate__ (it runs while loading), or code the
+  // check could not read might.
+  bool has_setstate = false;
+};
+
 // Checks the archive's small entries (code, pickles, version: everything but
 // tensor data) against their CRC-32, then their content (content_problem).
-// Zip64 archives are left to LibTorch. Throws Error(kind) naming the file as
-// `what` when corrupt. Returns the bytes of the tensor data entries (-1 when
-// not known).
-int64_t check_archive_entries(const std::string& path, const char* what = "TorchScript archive",
-                              Error::Kind kind = Error::Kind::Load);
+// Zip64 archives are left to LibTorch. Throws Error(kind) naming the file at
+// `path` as `what` when corrupt.
+ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, const char* what = "TorchScript archive",
+                                   Error::Kind kind = Error::Kind::Load);
+void check_archive_entries(const std::string& path, const char* what, Error::Kind kind);
 
 // What is wrong with one entry's content that LibTorch would not survive
 // ("" when nothing): in a pickle, an opcode whose length runs past the end;
 // in TorchScript code, a module class attribute assigned without a type.
 std::string content_problem(const std::string& name, const std::vector<unsigned char>& data);
-
-// Inflates a raw-deflate zip entry (method 8) of `n` bytes into `out`, which
-// holds the entry's uncompressed size: false unless exactly that much comes out.
-bool inflate_entry(const unsigned char* src, size_t n, std::vector<unsigned char>& out);
 
 // The pickle check on its own. `strict`: an opcode it does not know is a
 // problem too (for a bare pickle, where nothing else vouches for the bytes).

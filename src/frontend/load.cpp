@@ -122,15 +122,18 @@ torch::jit::Module load_archive(const std::string& path, bool for_one_export) {
     throw Error(Error::Kind::Load, "'" + path +
                                        "' is not a TorchScript archive (it is not a zip file). Save models with "
                                        "torch.jit.save(torch.jit.trace(model, args), path).");
-  const int64_t data_bytes = check_archive_entries(path);
+  std::shared_ptr<const ZipFile> zip = ZipFile::open(path);
+  if (!zip) throw Error(Error::Kind::Load, "cannot open model '" + path + "'");
+  const ArchiveFacts facts = check_archive_entries(*zip, path);
   try {
-    // Weights mapped from the file where the archive allows it (T2O_NO_MMAP=1:
-    // always LibTorch's copying loader); a failure there is retried the usual
+    // Weights mapped from the file where the archive allows it (T2O_NO_MMAP=1,
+    // or a class with __setstate__, which runs while loading and could read
+    // them: LibTorch's copying loader); a failure there is retried the usual
     // way, so that errors are LibTorch's own.
     std::optional<torch::jit::Module> mapped;
-    if (!std::getenv("T2O_NO_MMAP")) {
+    if (!std::getenv("T2O_NO_MMAP") && !facts.has_setstate) {
       try {
-        mapped = load_mapped(path, for_one_export);
+        mapped = load_mapped(zip, path, for_one_export);
       } catch (const Error&) {
         throw;
       } catch (const std::exception& e) {
@@ -138,8 +141,9 @@ torch::jit::Module load_archive(const std::string& path, bool for_one_export) {
       }
       if (!mapped && std::getenv("T2O_TIMING")) std::cerr << "[t2o] archive read without mapping\n";
     }
+    zip.reset();
     torch::jit::Module m = mapped ? std::move(*mapped) : torch::jit::load(path, c10::Device(c10::kCPU));
-    check_tensors(m, path, data_bytes);
+    check_tensors(m, path, facts.data_bytes);
     return m;
   } catch (const Error&) {
     throw;

@@ -3,14 +3,11 @@
 #include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/csrc/jit/serialization/import.h>
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -19,7 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "frontend/archive_check.h"
+#include "frontend/zip.h"
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::frontend {
@@ -29,8 +26,6 @@ namespace {
 constexpr uint64_t kMapThreshold = 64 * 1024;
 constexpr size_t kStubSize = 8;
 
-uint16_t u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
-uint32_t u32(const uint8_t* p) { return static_cast<uint32_t>(u16(p)) | (static_cast<uint32_t>(u16(p + 2)) << 16); }
 void put16(std::string& s, uint16_t v) {
   s.push_back(static_cast<char>(v & 0xff));
   s.push_back(static_cast<char>(v >> 8));
@@ -51,103 +46,16 @@ struct Mapping {
   }
 };
 
+// A zip entry and where its bytes are.
 struct Entry {
-  std::string name;
-  uint16_t method = 0, time = 0, date = 0;
-  uint32_t crc = 0, csize = 0, usize = 0;
-  uint64_t data = 0;    // offset of the record's bytes in the file
-  int stub = -1;        // index among the mapped records, or -1
+  const ZipEntry* zip;
+  uint64_t data = 0;  // offset of the record's bytes in the file
+  int stub = -1;      // index among the mapped records, or -1
 };
-
-// The archive read with pread(2): its directory, code and small records.
-// Reading them through the mapping would leave their pages, and whole
-// page-cache folios around them (weights included, on recent kernels), in
-// the process.
-struct File {
-  int fd = -1;
-  uint64_t size = 0;
-  File() = default;
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-  ~File() {
-    if (fd >= 0) ::close(fd);
-  }
-  bool read(uint64_t offset, void* dst, size_t n) const {
-    auto* out = static_cast<uint8_t*>(dst);
-    while (n) {
-      const ssize_t k = ::pread(fd, out, n, static_cast<off_t>(offset));
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) return false;
-      out += k;
-      offset += static_cast<uint64_t>(k);
-      n -= static_cast<size_t>(k);
-    }
-    return true;
-  }
-};
-
-// The central directory of a plain (not zip64) zip; false when the layout is
-// anything else.
-bool read_directory(const File& f, std::vector<Entry>& out) {
-  const uint64_t n = f.size;
-  if (n < 22) return false;
-  const uint64_t tail_at = n > 22 + 65535 ? n - 22 - 65535 : 0;
-  std::vector<uint8_t> tail(static_cast<size_t>(n - tail_at));
-  if (!f.read(tail_at, tail.data(), tail.size())) return false;
-  size_t eocd = tail.size() - 22;
-  while (u32(tail.data() + eocd) != 0x06054b50) {
-    if (eocd == 0) return false;
-    --eocd;
-  }
-  const uint8_t* end = tail.data() + eocd;
-  const uint16_t count = u16(end + 10);
-  const uint32_t cd_size = u32(end + 12), cd_off = u32(end + 16);
-  if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_off == 0xFFFFFFFF) return false;
-  if (uint64_t{cd_off} + cd_size > tail_at + eocd) return false;
-  std::vector<uint8_t> cd(cd_size);
-  if (!f.read(cd_off, cd.data(), cd.size())) return false;
-  const uint8_t* p = cd.data();
-  size_t at = 0;
-  for (uint16_t i = 0; i < count; ++i) {
-    if (at + 46 > cd_size || u32(p + at) != 0x02014b50) return false;
-    Entry e;
-    const uint16_t flags = u16(p + at + 8);
-    e.method = u16(p + at + 10);
-    e.time = u16(p + at + 12);
-    e.date = u16(p + at + 14);
-    e.crc = u32(p + at + 16);
-    e.csize = u32(p + at + 20);
-    e.usize = u32(p + at + 24);
-    const uint16_t nlen = u16(p + at + 28), elen = u16(p + at + 30), clen = u16(p + at + 32);
-    const uint32_t lho = u32(p + at + 42);
-    if (flags & 1) return false;  // encrypted
-    if (e.csize == 0xFFFFFFFF || e.usize == 0xFFFFFFFF || lho == 0xFFFFFFFF) return false;
-    if (at + 46 + nlen > cd_size) return false;
-    e.name.assign(reinterpret_cast<const char*>(p + at + 46), nlen);
-    uint8_t local[30];
-    if (uint64_t{lho} + 30 > n || !f.read(lho, local, 30) || u32(local) != 0x04034b50) return false;
-    e.data = uint64_t{lho} + 30 + u16(local + 26) + u16(local + 28);
-    if (e.data + e.csize > n) return false;
-    out.push_back(std::move(e));
-    at += 46 + nlen + elen + clen;
-  }
-  return true;
-}
-
-// An entry's bytes, stored or deflated; nullopt when they do not decode.
-std::optional<std::string> contents(const File& f, const Entry& e) {
-  if (e.method != 0 && (e.method != 8 || e.usize > (64u << 20))) return std::nullopt;  // code files are small
-  std::string raw(e.csize, '\0');
-  if (!f.read(e.data, raw.data(), raw.size())) return std::nullopt;
-  if (e.method == 0) return raw;
-  std::vector<unsigned char> out(e.usize);
-  if (!inflate_entry(reinterpret_cast<const uint8_t*>(raw.data()), e.csize, out)) return std::nullopt;
-  return std::string(out.begin(), out.end());
-}
 
 // The fields a zip's local header and its central directory entry share,
 // from "compression method" to "file name length" (extra field: none).
-void put_entry_fields(std::string& s, const Entry& e, uint32_t crc, uint32_t csize, uint32_t usize) {
+void put_entry_fields(std::string& s, const ZipEntry& e, uint32_t crc, uint32_t csize, uint32_t usize) {
   put16(s, e.method);
   put16(s, e.time);
   put16(s, e.date);
@@ -162,14 +70,15 @@ void put_entry_fields(std::string& s, const Entry& e, uint32_t crc, uint32_t csi
 // (its index). Pieces are synthesized bytes or ranges of the file.
 class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
  public:
-  StubbedArchive(std::shared_ptr<const File> file, const std::vector<Entry>& entries) : file_(std::move(file)) {
+  StubbedArchive(std::shared_ptr<const ZipFile> file, const std::vector<Entry>& entries) : file_(std::move(file)) {
     std::string central;
-    for (const Entry& e : entries) {
+    for (const Entry& item : entries) {
+      const ZipEntry& e = *item.zip;
       const uint64_t header_at = size_;
       std::string stub;
       uint32_t crc = e.crc, csize = e.csize, usize = e.usize;
-      if (e.stub >= 0) {
-        for (size_t k = 0; k < kStubSize; ++k) stub.push_back(static_cast<char>((uint64_t(e.stub) >> (8 * k)) & 0xff));
+      if (item.stub >= 0) {
+        for (size_t k = 0; k < kStubSize; ++k) stub.push_back(static_cast<char>((uint64_t(item.stub) >> (8 * k)) & 0xff));
         crc = static_cast<uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(stub.data()), kStubSize));
         csize = usize = kStubSize;
       }
@@ -180,10 +89,10 @@ class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
       put_entry_fields(local, e, crc, csize, usize);
       local += e.name;
       add_bytes(std::move(local));
-      if (e.stub >= 0)
-        add_stub(std::move(stub), e.stub);
+      if (item.stub >= 0)
+        add_stub(std::move(stub), item.stub);
       else
-        add_range(e.data, e.csize);
+        add_range(item.data, e.csize);
 
       put32(central, 0x02014b50);
       put16(central, 20);  // made by
@@ -279,7 +188,7 @@ class StubbedArchive final : public caffe2::serialize::ReadAdapterInterface {
     add(std::move(p));
   }
 
-  std::shared_ptr<const File> file_;
+  std::shared_ptr<const ZipFile> file_;
   std::vector<Piece> pieces_;
   uint64_t size_ = 0;
   mutable std::mutex mutex_;
@@ -343,40 +252,37 @@ std::function<void()> page_release(const at::Tensor& t) {
   return [start, length] { drop_pages(start, length); };
 }
 
-std::optional<torch::jit::Module> load_mapped(const std::string& path, bool exclusive) {
-  auto reader = std::make_shared<File>();
-  reader->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (reader->fd < 0) return std::nullopt;
-  struct stat st {};
-  if (::fstat(reader->fd, &st) != 0 || st.st_size <= 0) return std::nullopt;
-  reader->size = static_cast<uint64_t>(st.st_size);
+std::optional<torch::jit::Module> load_mapped(std::shared_ptr<const ZipFile> zip, const std::string& path,
+                                              bool exclusive) {
+  if (zip->layout() != ZipFile::Layout::Plain || zip->entries().empty() || zip->size() == 0) return std::nullopt;
   auto file = std::make_shared<Mapping>();
-  void* base = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, reader->fd, 0);
+  void* base = ::mmap(nullptr, static_cast<size_t>(zip->size()), PROT_READ | PROT_WRITE, MAP_PRIVATE, zip->fd(), 0);
   if (base == MAP_FAILED) return std::nullopt;
   file->base = static_cast<uint8_t*>(base);
-  file->size = static_cast<size_t>(st.st_size);
-  std::vector<Entry> entries;
-  if (!read_directory(*reader, entries) || entries.empty()) return std::nullopt;
+  file->size = static_cast<size_t>(zip->size());
   // "<archive>/data/<key>": the module's tensor records (constants stay read).
-  const std::string archive = entries[0].name.substr(0, entries[0].name.find('/') + 1);
+  const std::vector<ZipEntry>& zip_entries = zip->entries();
+  const std::string archive = zip_entries[0].name.substr(0, zip_entries[0].name.find('/') + 1);
   const std::string data_dir = archive + "data/";
+  std::vector<Entry> entries;
   std::vector<const Entry*> stubs;
-  for (Entry& e : entries) {
-    if (e.name.rfind(archive + "code/", 0) == 0 && e.name.size() > 3 &&
-        e.name.compare(e.name.size() - 3, 3, ".py") == 0) {
-      std::optional<std::string> text = contents(*reader, e);
-      if (!text || text->find("__setstate__") != std::string::npos) return std::nullopt;
-    }
+  entries.reserve(zip_entries.size());
+  for (const ZipEntry& z : zip_entries) {
+    if ((z.flags & 1) || z.zip64()) return std::nullopt;  // encrypted, zip64
+    std::optional<uint64_t> data = zip->data_offset(z);
+    if (!data || *data > zip->size() || z.csize > zip->size() - *data) return std::nullopt;
+    entries.push_back(Entry{&z, *data, -1});
+    Entry& e = entries.back();
     // PyTorch's writer aligns records to 64 bytes; an unaligned one (another
     // zip tool) is read as usual, so that every weight is aligned for its type.
-    if (e.name.rfind(data_dir, 0) == 0 && e.method == 0 && e.csize == e.usize && e.usize >= kMapThreshold &&
+    if (z.name.rfind(data_dir, 0) == 0 && z.method == 0 && z.csize == z.usize && z.usize >= kMapThreshold &&
         e.data % 64 == 0) {
       e.stub = static_cast<int>(stubs.size());
       stubs.push_back(&e);
     }
   }
   if (stubs.empty()) return std::nullopt;
-  auto view = std::make_shared<StubbedArchive>(reader, entries);
+  auto view = std::make_shared<StubbedArchive>(zip, entries);
   if (view->size() > 0xFFFFFFFFull) return std::nullopt;
 
   torch::jit::Module m = torch::jit::load(std::static_pointer_cast<caffe2::serialize::ReadAdapterInterface>(view),
@@ -390,11 +296,11 @@ std::optional<torch::jit::Module> load_mapped(const std::string& path, bool excl
     auto it = buffers.find(impl->data());
     if (it == buffers.end()) return;
     const Entry& e = *stubs[static_cast<size_t>(it->second)];
-    if (impl->nbytes() > e.usize)
+    if (impl->nbytes() > e.zip->usize)
       throw Error(Error::Kind::Load, "'" + path + "' is corrupt: a tensor's storage claims " +
-                                         std::to_string(impl->nbytes()) + " bytes but its record '" + e.name +
-                                         "' holds " + std::to_string(e.usize));
-    impl->set_data_ptr_noswap(c10::DataPtr(file->base + e.data, new Record{file, file->base + e.data, e.usize, exclusive},
+                                         std::to_string(impl->nbytes()) + " bytes but its record '" + e.zip->name +
+                                         "' holds " + std::to_string(e.zip->usize));
+    impl->set_data_ptr_noswap(c10::DataPtr(file->base + e.data, new Record{file, file->base + e.data, e.zip->usize, exclusive},
                                            &release, c10::Device(c10::kCPU)));
     ++fixed;
   };

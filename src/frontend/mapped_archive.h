@@ -10,6 +10,8 @@
 
 #include <torch/csrc/jit/api/module.h>
 
+#include "frontend/zip.h"
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,12 +19,15 @@
 namespace torch2onnx::frontend {
 
 // nullopt when the archive is not one this handles (zip64, compressed tensor
-// records, classes with __setstate__, which run while loading and could read
-// tensor data, or a stub storage it could not find afterwards): load it the
-// usual way then. Throws Error(Load) when a storage claims more bytes than its
-// record holds. `exclusive`: the module is loaded for one export and no one
-// else sees it, so nothing writes to its weights (see page_release).
-std::optional<torch::jit::Module> load_mapped(const std::string& path, bool exclusive);
+// records, or a stub storage it could not find afterwards): load it the usual
+// way then. The caller has checked the archive (check_archive_entries), and
+// does not call this for classes with __setstate__, which run while loading
+// and could read tensor data. Throws Error(Load) when a storage claims more
+// bytes than its record holds. `exclusive`: the module is loaded for one
+// export and no one else sees it, so nothing writes to its weights (see
+// page_release).
+std::optional<torch::jit::Module> load_mapped(std::shared_ptr<const ZipFile> zip, const std::string& path,
+                                              bool exclusive);
 
 // For a tensor whose bytes are pages of an archive mapped `exclusive`ly: a
 // function that drops those pages from the process (MADV_DONTNEED; the next

@@ -1,0 +1,145 @@
+#include "frontend/zip.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace torch2onnx::frontend {
+namespace {
+
+uint16_t u16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t u32(const unsigned char* p) { return static_cast<uint32_t>(u16(p)) | (static_cast<uint32_t>(u16(p + 2)) << 16); }
+
+constexpr uint32_t kEndRecord = 0x06054b50, kCentralHeader = 0x02014b50, kLocalHeader = 0x04034b50;
+
+}  // namespace
+
+std::shared_ptr<const ZipFile> ZipFile::open(const std::string& path) {
+  std::shared_ptr<ZipFile> z(new ZipFile());
+  z->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (z->fd_ < 0) return nullptr;
+  struct stat st {};
+  if (::fstat(z->fd_, &st) != 0 || st.st_size < 0) return nullptr;
+  z->size_ = static_cast<uint64_t>(st.st_size);
+  z->read_directory();
+  return z;
+}
+
+ZipFile::~ZipFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool ZipFile::read(uint64_t offset, void* dst, size_t n) const {
+  if (offset > size_ || n > size_ - offset) return false;
+  auto* out = static_cast<unsigned char*>(dst);
+  while (n) {
+    const ssize_t k = ::pread(fd_, out, n, static_cast<off_t>(offset));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    out += k;
+    offset += static_cast<uint64_t>(k);
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
+void ZipFile::read_directory() {
+  // The end of central directory record: within the last 64 KiB + 22 bytes.
+  if (size_ < 22) return;
+  const uint64_t tail_at = size_ > 22 + 65535 ? size_ - 22 - 65535 : 0;
+  std::vector<unsigned char> tail(static_cast<size_t>(size_ - tail_at));
+  if (!read(tail_at, tail.data(), tail.size())) return;
+  size_t end = tail.size() - 22;
+  while (u32(&tail[end]) != kEndRecord) {
+    if (end == 0) return;
+    --end;
+  }
+  const unsigned char* e = &tail[end];
+  const uint16_t count = u16(e + 10);
+  const uint32_t cd_size = u32(e + 12), cd_offset = u32(e + 16);
+  if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) {
+    layout_ = Layout::Zip64;
+    return;
+  }
+  layout_ = Layout::Damaged;
+  std::vector<unsigned char> cd(cd_size);
+  if (!read(cd_offset, cd.data(), cd.size())) {
+    problem_ = "a zip record points past the end of the file";
+    return;
+  }
+  size_t pos = 0;
+  for (uint32_t k = 0; k < count; ++k) {
+    if (pos + 46 > cd.size() || u32(&cd[pos]) != kCentralHeader) {
+      problem_ = "damaged zip central directory";
+      return;
+    }
+    const unsigned char* c = &cd[pos];
+    ZipEntry z;
+    z.flags = u16(c + 8);
+    z.method = u16(c + 10);
+    z.time = u16(c + 12);
+    z.date = u16(c + 14);
+    z.crc = u32(c + 16);
+    z.csize = u32(c + 20);
+    z.usize = u32(c + 24);
+    z.local = u32(c + 42);
+    const uint16_t name_len = u16(c + 28), extra_len = u16(c + 30), comment_len = u16(c + 32);
+    if (pos + 46 + name_len > cd.size()) {
+      problem_ = "damaged zip central directory";
+      return;
+    }
+    z.name.assign(reinterpret_cast<const char*>(c + 46), name_len);
+    pos += 46 + name_len + extra_len + comment_len;
+    entries_.push_back(std::move(z));
+  }
+  layout_ = Layout::Plain;
+}
+
+std::optional<uint64_t> ZipFile::data_offset(const ZipEntry& e, std::string* why) const {
+  unsigned char lh[30];
+  if (!read(e.local, lh, sizeof lh)) {
+    if (why) *why = "a zip record points past the end of the file";
+    return std::nullopt;
+  }
+  if (u32(lh) != kLocalHeader) {
+    if (why) *why = "damaged zip entry header for '" + e.name + "'";
+    return std::nullopt;
+  }
+  return uint64_t{e.local} + 30 + u16(lh + 26) + u16(lh + 28);
+}
+
+std::optional<std::vector<unsigned char>> ZipFile::contents(const ZipEntry& e, std::string* why) const {
+  std::optional<uint64_t> at = data_offset(e, why);
+  if (!at) return std::nullopt;
+  std::vector<unsigned char> data(e.csize);
+  if (!read(*at, data.data(), data.size())) {
+    if (why) *why = "a zip record points past the end of the file";
+    return std::nullopt;
+  }
+  if (e.method == 0) return data;
+  std::vector<unsigned char> raw(e.usize);
+  if (e.method != 8 || !inflate_entry(data.data(), data.size(), raw)) {
+    if (why) *why = "entry '" + e.name + "' cannot be decompressed";
+    return std::nullopt;
+  }
+  return raw;
+}
+
+bool inflate_entry(const unsigned char* src, size_t n, std::vector<unsigned char>& out) {
+  z_stream zs{};
+  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return false;
+  zs.next_in = const_cast<unsigned char*>(src);
+  zs.avail_in = static_cast<uInt>(n);
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&zs, Z_FINISH);
+  const bool complete = rc == Z_STREAM_END && zs.total_out == out.size();
+  inflateEnd(&zs);
+  return complete;
+}
+
+}  // namespace torch2onnx::frontend
