@@ -69,9 +69,7 @@ void write_file(ir::Model& model, const std::string& path, const ExportOptions& 
     w.external_data = true;
   }
   serialize::write_model(model, path, w);
-  if (std::getenv("T2O_TIMING"))
-    std::cerr << "[t2o] write: "
-              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() <<  " ms, RSS " << rss_summary() << "\n";
+  if (std::getenv("T2O_TIMING")) print_stage("write", t0);
 }
 
 }  // namespace
@@ -139,10 +137,7 @@ namespace {
 torch::jit::Module load_timed(const std::string& path, bool for_one_export) {
   auto t0 = std::chrono::steady_clock::now();
   torch::jit::Module m = frontend::load_archive(path, for_one_export);
-  if (std::getenv("T2O_TIMING"))
-    std::cerr << "[t2o] load_archive: "
-              << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
-              << " ms, RSS " << rss_summary() << "\n";
+  if (std::getenv("T2O_TIMING")) print_stage("load_archive", t0);
   return m;
 }
 

@@ -57,10 +57,8 @@ class StageTimer {
   StageTimer() : enabled_(std::getenv("T2O_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
   void done(const char* stage) {
     if (!enabled_) return;
-    auto now = std::chrono::steady_clock::now();
-    std::cerr << "[t2o] " << stage << ": "
-              << std::chrono::duration<double, std::milli>(now - last_).count() << " ms, RSS " << rss_summary() << "\n";
-    last_ = now;
+    print_stage(stage, last_);
+    last_ = std::chrono::steady_clock::now();
   }
 
  private:

@@ -30,9 +30,9 @@ ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& a
                     const Registry& registry = user_registry(), const ExportHooks& hooks = {});
 // The same for a module that is the export's alone (`module` must be its only
 // handle: torch::jit::Module has no move constructor, so "moving" one leaves
-// a copy behind). Its tensors are dropped once traced, and the handle is
-// reset once converted, so the torch side (compiled code, graphs) is freed
-// before the ONNX passes and the writer run.
+// a copy behind). The handle is reset once traced, so the module (compiled
+// code, graphs) is freed before conversion, and the torch graph once
+// converted, before the ONNX passes and the writer run.
 ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10::IValue>& args,
                               const ExportOptions& options, const Registry& registry = user_registry(),
                               const ExportHooks& hooks = {});

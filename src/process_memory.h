@@ -2,8 +2,10 @@
 // T2O_TIMING reports (the pipeline's stages, the CLI's baseline and peak).
 #pragma once
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <string>
 
 namespace torch2onnx {
@@ -22,6 +24,14 @@ inline double process_memory_mb(const char* field) {
 inline std::string rss_summary() {
   auto mb = [](const char* f) { return std::to_string(static_cast<long>(process_memory_mb(f))); };
   return mb("VmRSS:") + " MB (anon " + mb("RssAnon:") + ", file " + mb("RssFile:") + ")";
+}
+
+// The T2O_TIMING line of a stage: "[t2o] convert: 26.3 ms, RSS ...", the
+// time since `since`.
+inline void print_stage(const char* stage, std::chrono::steady_clock::time_point since) {
+  std::cerr << "[t2o] " << stage << ": "
+            << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count()
+            << " ms, RSS " << rss_summary() << "\n";
 }
 
 }  // namespace torch2onnx

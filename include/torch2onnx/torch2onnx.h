@@ -24,9 +24,10 @@ namespace torch2onnx {
 void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
                   const ExportOptions& options = {});
 // Loads the TorchScript archive at `archive` (as load_archive) and exports
-// it to `path`. The loaded module is private to the export, so its torch side
-// is freed once converted and its weights are streamed from the archive's
-// mapping: memory holds one copy of the weights. What the CLI runs.
+// it to `path`. The loaded module is private to the export, so it is freed
+// once traced, and its weights are streamed from the archive's mapping and
+// leave memory once written: memory holds at most one copy of the weights.
+// What the CLI runs.
 void export_archive(const std::string& archive, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options = {});
 

@@ -210,12 +210,7 @@ void Graph::remove_input(Value* v) {
   v->is_input_ = false;
 }
 
-void Graph::remove_initializer(Value* v) {
-  if (v->has_uses()) throw std::logic_error("Graph::remove_initializer: '" + v->name() + "' still has uses");
-  initializers_.erase(std::remove(initializers_.begin(), initializers_.end(), v), initializers_.end());
-  if (v->is_input_) remove_input(v);
-  v->initializer_.reset();
-}
+void Graph::remove_initializer(Value* v) { remove_initializers({v}); }
 
 void Graph::remove_initializers(const std::vector<Value*>& values) {
   std::unordered_set<const Value*> gone;

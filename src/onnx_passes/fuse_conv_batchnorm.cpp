@@ -5,10 +5,10 @@
 // written (ir::Tensor::computed), from W, which leaves the graph.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <vector>
 
+#include "onnx_passes/computed_elements.h"
 #include "onnx_passes/dead_initializers.h"
 #include "onnx_passes/passes.h"
 
@@ -36,14 +36,8 @@ template <typename T>
 void scaled_bytes(const ir::Tensor& w, const std::vector<double>& s, size_t per, size_t offset, size_t n,
                   uint8_t* dst) {
   const T* in = reinterpret_cast<const T*>(w.data());
-  const size_t first = offset / sizeof(T), last = (offset + n + sizeof(T) - 1) / sizeof(T);
-  if (offset % sizeof(T) == 0 && n % sizeof(T) == 0) {
-    scale_elements<T>(in, reinterpret_cast<T*>(dst), s, per, first, last);
-    return;
-  }
-  std::vector<T> whole(last - first);  // a read that cuts elements (sampling)
-  scale_elements<T>(in, whole.data(), s, per, first, last);
-  std::memcpy(dst, reinterpret_cast<const uint8_t*>(whole.data()) + offset % sizeof(T), n);
+  fill_elements<T>(offset, n, dst,
+                   [&](size_t first, size_t last, T* out) { scale_elements<T>(in, out, s, per, first, last); });
 }
 
 // W * s (one factor per output channel), computed as it is written to the

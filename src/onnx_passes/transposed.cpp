@@ -1,7 +1,8 @@
 #include "onnx_passes/transposed.h"
 
+#include "onnx_passes/computed_elements.h"
+
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -58,14 +59,7 @@ void gather(const T* in, const Layout& l, size_t first, size_t last, T* dst) {
 template <typename T>
 void fill_as(const ir::Tensor& x, const Layout& l, size_t offset, size_t n, uint8_t* dst) {
   const auto* in = reinterpret_cast<const T*>(x.data());
-  const size_t first = offset / sizeof(T), last = (offset + n + sizeof(T) - 1) / sizeof(T);
-  if (offset % sizeof(T) == 0 && n % sizeof(T) == 0) {
-    gather<T>(in, l, first, last, reinterpret_cast<T*>(dst));
-    return;
-  }
-  std::vector<T> whole(last - first);  // a read that cuts elements (sampling)
-  gather<T>(in, l, first, last, whole.data());
-  std::memcpy(dst, reinterpret_cast<const uint8_t*>(whole.data()) + offset % sizeof(T), n);
+  fill_elements<T>(offset, n, dst, [&](size_t first, size_t last, T* out) { gather<T>(in, l, first, last, out); });
 }
 
 }  // namespace

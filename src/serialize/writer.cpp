@@ -71,21 +71,21 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
     uint64_t offset;
   };
   // A tensor's bytes to a sink: straight from its memory, or, for a computed
-  // tensor (a BatchNorm-scaled weight), 1 MiB at a time through one buffer.
+  // tensor (a BatchNorm-scaled or transposed weight), 1 MiB at a time through
+  // one buffer. The writer reads each tensor last: its pages may go once
+  // written.
   std::vector<uint8_t> scratch;
-  // The writer reads each tensor last: its pages may go once written.
   auto stream = [&scratch](const ir::Tensor& t, auto&& to) {
     if (!t.is_computed()) {
       to(t.data(), t.nbytes());
-      t.release_pages();
-      return;
-    }
-    constexpr size_t kPiece = size_t{1} << 20;
-    scratch.resize(std::min(kPiece, t.nbytes()));
-    for (size_t off = 0; off < t.nbytes(); off += kPiece) {
-      const size_t k = std::min(kPiece, t.nbytes() - off);
-      t.read(off, k, scratch.data());
-      to(scratch.data(), k);
+    } else {
+      constexpr size_t kPiece = size_t{1} << 20;
+      scratch.resize(std::min(kPiece, t.nbytes()));
+      for (size_t off = 0; off < t.nbytes(); off += kPiece) {
+        const size_t k = std::min(kPiece, t.nbytes() - off);
+        t.read(off, k, scratch.data());
+        to(scratch.data(), k);
+      }
     }
     t.release_pages();
   };
