@@ -55,9 +55,11 @@ namespace api {
 
 namespace {
 
-void write_file(ir::Model& model, const std::string& path, const ExportOptions& options) {
+void write_file(ir::Model& model, const std::string& path, const ExportOptions& options,
+                const std::function<void()>& before_commit = {}) {
   auto t0 = std::chrono::steady_clock::now();
   serialize::WriteOptions w = write_options(options);
+  w.before_commit = before_commit;
   if (options.progress) {
     options.progress("writing", 0.0);
     w.progress = [&options](double f) { options.progress("writing", f); };
@@ -82,9 +84,10 @@ void export_to_file(const torch::jit::Module& module, const std::vector<c10::IVa
 }
 
 void export_to_file(torch::jit::Module&& module, const std::vector<c10::IValue>& args, const std::string& path,
-                    const ExportOptions& options, const ExportHooks& hooks) {
+                    const ExportOptions& options, const ExportHooks& hooks,
+                    const std::function<void()>& before_commit) {
   ir::Model model = export_ir_consuming(module, args, options, user_registry(), hooks);
-  write_file(model, path, options);
+  write_file(model, path, options, before_commit);
 }
 
 std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
@@ -134,9 +137,10 @@ void export_model(const torch::jit::Module& module, const std::vector<c10::IValu
 namespace {
 
 // frontend::load_archive, timed under T2O_TIMING.
-torch::jit::Module load_timed(const std::string& path, bool for_one_export) {
+torch::jit::Module load_timed(const std::string& path, bool for_one_export,
+                              std::unique_ptr<frontend::RecordCheck>* records = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
-  torch::jit::Module m = frontend::load_archive(path, for_one_export);
+  torch::jit::Module m = frontend::load_archive(path, for_one_export, records);
   if (std::getenv("T2O_TIMING")) print_stage("load_archive", t0);
   return m;
 }
@@ -146,7 +150,15 @@ torch::jit::Module load_timed(const std::string& path, bool for_one_export) {
 void export_archive(const std::string& archive, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options) {
   if (options.progress) options.progress("loading", 0.0);
-  api::export_to_file(load_timed(archive, /*for_one_export=*/true), args, path, options, {});
+  // The weights' CRC-32 check runs beside the export; the model keeps its
+  // temporary name until it passes.
+  std::unique_ptr<frontend::RecordCheck> records;
+  torch::jit::Module module = load_timed(archive, /*for_one_export=*/true, &records);
+  api::export_to_file(std::move(module), args, path, options, {}, [&records] {
+    auto t0 = std::chrono::steady_clock::now();
+    records->wait();
+    if (std::getenv("T2O_TIMING")) print_stage("record CRC wait", t0);
+  });
 }
 
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,

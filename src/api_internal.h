@@ -14,8 +14,10 @@ void export_to_file(const torch::jit::Module& module, const std::vector<c10::IVa
                     const ExportOptions& options, const ExportHooks& hooks);
 // The same, consuming the module: no one else may use it (or a copy of its
 // handle) afterwards (see export_ir_consuming).
+// `before_commit` runs when the file is written, before it takes its name.
 void export_to_file(torch::jit::Module&& module, const std::vector<c10::IValue>& args, const std::string& path,
-                    const ExportOptions& options, const ExportHooks& hooks);
+                    const ExportOptions& options, const ExportHooks& hooks,
+                    const std::function<void()>& before_commit = {});
 // The serialized ModelProto; an Io error when the weights need external data.
 std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                             const ExportOptions& options, const ExportHooks& hooks);

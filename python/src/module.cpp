@@ -6,6 +6,7 @@
 #include <torch/csrc/jit/python/script_init.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <set>
 #include <sstream>
 
 #include "api_internal.h"
@@ -185,17 +186,30 @@ PYBIND11_MODULE(_C, m) {
       [](const torch::jit::StrongFunctionPtr& f) { return module_from_function(f); },
       "A ScriptFunction as a ScriptModule whose forward() is the function");
 
+  // Symbolics registered from Python hold Python functions in the C++
+  // registry, a static destroyed after the interpreter: they leave the
+  // registry at interpreter exit, while Python still runs (issue 15: the
+  // process hung at exit otherwise).
+  static std::set<std::pair<std::string, int>> from_python;
   m.def(
       "register_symbolic",
       [](const std::string& op, int opset, py::function fn) {
         try {
           register_symbolic(op, opset, python::python_symbolic(std::move(fn)));
+          from_python.emplace(op, opset);
         } catch (const Error& e) {
           raise(e);
         }
       },
       py::arg("op"), py::arg("opset"), py::arg("fn"));
-  m.def("unregister_symbolic", [](const std::string& op, int opset) { return unregister_symbolic(op, opset); });
+  m.def("unregister_symbolic", [](const std::string& op, int opset) {
+    from_python.erase({op, opset});
+    return unregister_symbolic(op, opset);
+  });
+  py::module_::import("atexit").attr("register")(py::cpp_function([] {
+    for (const auto& [op, opset] : from_python) unregister_symbolic(op, opset);
+    from_python.clear();
+  }));
   m.def("registered_opsets", [](const std::string& op) {
     for (const auto& [name, since] : user_registry().list())
       if (name == op) return since;

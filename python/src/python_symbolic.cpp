@@ -271,8 +271,29 @@ py::object function_class(const torch::jit::ConcretePythonOp& op) {
 
 }  // namespace
 
+namespace {
+
+// Whether Python objects may still be touched: not once the interpreter is
+// finalizing or gone (C++ statics such as the symbolic registry are
+// destroyed after Py_Finalize; taking the GIL then blocks forever).
+bool interpreter_alive() {
+  if (!Py_IsInitialized()) return false;
+#if PY_VERSION_HEX >= 0x030D0000
+  return !Py_IsFinalizing();
+#else
+  return !_Py_IsFinalizing();
+#endif
+}
+
+}  // namespace
+
 SymbolicFn python_symbolic(py::function fn) {
   auto holder = std::shared_ptr<py::function>(new py::function(std::move(fn)), [](py::function* f) {
+    if (!interpreter_alive()) {
+      f->release();  // the interpreter is gone, and its objects with it
+      delete f;
+      return;
+    }
     py::gil_scoped_acquire gil;
     delete f;
   });

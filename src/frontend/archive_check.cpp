@@ -1,4 +1,5 @@
 #include "frontend/archive_check.h"
+#include "frontend/record_check.h"
 
 #include <algorithm>
 #include <cctype>
@@ -130,6 +131,9 @@ ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, 
   };
   ArchiveFacts facts;
   if (zip.layout() == ZipFile::Layout::Damaged) throw corrupt(zip.directory_problem());
+  // A zip ends with its directory: a zip file without one was cut short.
+  if (zip.layout() == ZipFile::Layout::NoEnd)
+    throw corrupt("it is truncated: it starts as a zip file but has no zip directory at its end");
   if (zip.layout() != ZipFile::Layout::Plain) return facts;  // LibTorch reports it, or reads zip64
   int64_t data_bytes = 0;
   bool sizes_known = true;
@@ -140,10 +144,15 @@ ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, 
     if (tensor_data) {
       if (e.usize == 0xFFFFFFFF) sizes_known = false;  // zip64 sizes: not read here
       data_bytes += e.usize;
+      facts.unchecked.push_back(e);
+      continue;
     }
-    if (tensor_data) continue;
+    const size_t slash = name.find('/');
+    const std::string record = slash == std::string::npos ? name : name.substr(slash + 1);
+    if (record == "byteorder") facts.has_byteorder = true;
     if ((e.method != 0 && e.method != 8) || e.zip64() || e.usize > (256u << 20)) {
       facts.has_setstate = facts.has_setstate || is_code(name);  // unread code might define it
+      facts.unchecked.push_back(e);
       continue;
     }
     std::string why;
@@ -155,6 +164,11 @@ ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, 
     if (!problem.empty()) throw corrupt("entry '" + name + "': " + problem);
     if (is_code(name) && std::string(data->begin(), data->end()).find("__setstate__") != std::string::npos)
       facts.has_setstate = true;
+    if (record == "version" || (record == ".data/version" && facts.version.empty())) {
+      facts.version.assign(data->begin(), data->end());
+      while (!facts.version.empty() && std::isspace(static_cast<unsigned char>(facts.version.back())))
+        facts.version.pop_back();
+    }
   }
   if (sizes_known) facts.data_bytes = data_bytes;
   return facts;
@@ -163,7 +177,8 @@ ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, 
 void check_archive_entries(const std::string& path, const char* what, Error::Kind kind) {
   std::shared_ptr<const ZipFile> zip = ZipFile::open(path);
   if (!zip) throw Error(kind, std::string("cannot open ") + what + " '" + path + "'");
-  check_archive_entries(*zip, path, what, kind);
+  ArchiveFacts facts = check_archive_entries(*zip, path, what, kind);
+  RecordCheck records(zip, std::move(facts.unchecked), path, what, kind, /*background=*/false);
 }
 
 }  // namespace torch2onnx::frontend

@@ -19,6 +19,11 @@ struct ArchiveFacts {
   // Some class defines __setstate__ (it runs while loading), or code the
   // check could not read might.
   bool has_setstate = false;
+  std::string version;          // the archive's `version` record ("" when absent)
+  bool has_byteorder = false;   // a `byteorder` record: written since PyTorch 2.1
+  // Records whose CRC-32 this check did not verify (tensor data, large or
+  // unusual entries): frontend::RecordCheck does, while the export runs.
+  std::vector<ZipEntry> unchecked;
 };
 
 // Checks the archive's small entries (code, pickles, version: everything but
@@ -27,6 +32,7 @@ struct ArchiveFacts {
 // `path` as `what` when corrupt.
 ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, const char* what = "TorchScript archive",
                                    Error::Kind kind = Error::Kind::Load);
+// The same for a small archive (example args), tensor data included.
 void check_archive_entries(const std::string& path, const char* what, Error::Kind kind);
 
 // What is wrong with one entry's content that LibTorch would not survive

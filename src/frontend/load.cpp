@@ -4,6 +4,7 @@
 #include <torch/csrc/jit/serialization/pickle.h>
 
 #include <ATen/ATen.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -23,11 +24,73 @@
 namespace torch2onnx::frontend {
 namespace {
 
+// The first line of a message that has text (LibTorch's loader messages
+// start with a newline).
 std::string first_line(const std::string& s) {
-  auto nl = s.find('\n');
-  std::string line = nl == std::string::npos ? s : s.substr(0, nl);
-  // c10 messages end with " (check ... at file:line)" noise on some paths.
-  return line;
+  size_t at = 0;
+  while (at < s.size()) {
+    size_t nl = s.find('\n', at);
+    std::string line = s.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) {
+      line = line.substr(line.find_first_not_of(" \t\r"));
+      // c10's TORCH_CHECK adds a plea for a better message.
+      const size_t plea = line.find("  (Could this error message be improved?");
+      return plea == std::string::npos ? line : line.substr(0, plea);
+    }
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return "";
+}
+
+std::string libtorch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+// Which PyTorch wrote the archive, as far as its records tell.
+std::string producer(const ArchiveFacts& facts) {
+  return facts.has_byteorder ? "PyTorch 2.1 or newer (it has a byteorder record, which PyTorch writes since 2.1)"
+                             : "a PyTorch newer than this LibTorch (the archive does not record which)";
+}
+
+// Why LibTorch's loader refused an archive, in the user's terms: which
+// operator or version this build lacks, who wrote the archive, and what to
+// do. Only our own checks call an archive corrupt.
+Error load_failure(const std::string& path, const std::string& what, const ArchiveFacts& facts) {
+  const std::string torch = "LibTorch " + libtorch_version();
+  std::smatch m;
+  static const std::regex unknown_op("Unknown builtin op: ([A-Za-z0-9_]+::[A-Za-z0-9_.]+?)\\.?\\s");
+  static const std::regex code_place("File \"([^\"]+)\", line ([0-9]+)");
+  if (std::regex_search(what, m, unknown_op)) {
+    const std::string op = m[1];
+    std::string place;
+    std::smatch pm;
+    if (std::regex_search(what, pm, code_place)) place = " (" + pm[1].str() + ", line " + pm[2].str() + ")";
+    const bool builtin = op.rfind("aten::", 0) == 0 || op.rfind("prim::", 0) == 0;
+    std::string msg = "cannot load TorchScript archive '" + path + "': its code calls " + op + place +
+                      ", an operator that this torch2onnx's " + torch + " does not have. ";
+    if (builtin)
+      msg += "The archive was saved by " + producer(facts) +
+             ". Export it with a torch2onnx built on LibTorch at least as new as the PyTorch that saved it, or "
+             "save the model with PyTorch " +
+             std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + ".";
+    else
+      msg += "It is a custom operator: the library that registers it (TORCH_LIBRARY) must be loaded into the "
+             "process that exports (the C++ API or Python, after loading the library).";
+    return Error(Error::Kind::Load, msg);
+  }
+  static const std::regex version("file with version ([0-9]+), but the maximum supported version for reading is "
+                                  "([0-9]+)");
+  if (std::regex_search(what, m, version))
+    return Error(Error::Kind::Load, "cannot load TorchScript archive '" + path + "': it is in archive format version " +
+                                        m[1].str() + ", and this torch2onnx's " + torch + " reads versions up to " +
+                                        m[2].str() + ". It was saved by a newer PyTorch" +
+                                        (facts.has_byteorder ? ": " + producer(facts) : std::string()) +
+                                        ". Export it with a torch2onnx built on that PyTorch's LibTorch or newer.");
+  return Error(Error::Kind::Load, "cannot load TorchScript archive '" + path + "': " + torch +
+                                      "'s loader refused it: " + first_line(what) +
+                                      (facts.has_byteorder ? " (the archive was saved by " + producer(facts) + ")" : ""));
 }
 
 void require_regular_file(const std::string& path, Error::Kind kind, const char* what) {
@@ -116,7 +179,7 @@ void check_tensors(const torch::jit::Module& m, const std::string& path, int64_t
 
 }  // namespace
 
-torch::jit::Module load_archive(const std::string& path, bool for_one_export) {
+torch::jit::Module load_archive(const std::string& path, bool for_one_export, std::unique_ptr<RecordCheck>* records) {
   require_regular_file(path, Error::Kind::Load, "model");
   if (!is_zip(path))
     throw Error(Error::Kind::Load, "'" + path +
@@ -124,7 +187,9 @@ torch::jit::Module load_archive(const std::string& path, bool for_one_export) {
                                        "torch.jit.save(torch.jit.trace(model, args), path).");
   std::shared_ptr<const ZipFile> zip = ZipFile::open(path);
   if (!zip) throw Error(Error::Kind::Load, "cannot open model '" + path + "'");
-  const ArchiveFacts facts = check_archive_entries(*zip, path);
+  ArchiveFacts facts = check_archive_entries(*zip, path);
+  auto check = std::make_unique<RecordCheck>(zip, std::move(facts.unchecked), path, "TorchScript archive",
+                                             Error::Kind::Load, /*background=*/true);
   try {
     // Weights mapped from the file where the archive allows it (T2O_NO_MMAP=1,
     // or a class with __setstate__, which runs while loading and could read
@@ -144,6 +209,10 @@ torch::jit::Module load_archive(const std::string& path, bool for_one_export) {
     zip.reset();
     torch::jit::Module m = mapped ? std::move(*mapped) : torch::jit::load(path, c10::Device(c10::kCPU));
     check_tensors(m, path, facts.data_bytes);
+    if (records)
+      *records = std::move(check);
+    else
+      check->wait();
     return m;
   } catch (const Error&) {
     throw;
@@ -155,8 +224,7 @@ torch::jit::Module load_archive(const std::string& path, bool for_one_export) {
                                          "' is a zip file but not a TorchScript archive (" + msg +
                                          "). A torch.save()d model cannot be loaded without Python; save it with "
                                          "torch.jit.save(torch.jit.trace(model, args), path).");
-    throw Error(Error::Kind::Load, "cannot load TorchScript archive '" + path + "': it is corrupt or truncated (" +
-                                       msg + ")");
+    throw load_failure(path, e.what(), facts);
   }
 }
 

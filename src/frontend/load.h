@@ -7,13 +7,19 @@
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/jit/api/module.h>
 
+#include "frontend/record_check.h"
+
 namespace torch2onnx::frontend {
 
 // torch::jit::load with clear errors for a missing, non-zip, corrupt or
 // non-TorchScript file (Error::Kind::Load). `for_one_export`: the module goes
 // straight to a consuming export and no one else sees it, so its mapped
 // weights' pages may be dropped once written (frontend::page_release).
-torch::jit::Module load_archive(const std::string& path, bool for_one_export = false);
+// Every record's CRC-32 is checked: while LibTorch loads when `records` is
+// null, else on a thread handed over in `*records`, which the caller waits
+// for (RecordCheck::wait) before it trusts the weights.
+torch::jit::Module load_archive(const std::string& path, bool for_one_export = false,
+                                std::unique_ptr<RecordCheck>* records = nullptr);
 
 // A value saved with torch.save (Error::Kind::Args on failure).
 c10::IValue load_saved_value(const std::string& path);

@@ -266,6 +266,7 @@ void write_model(const ir::Model& model, const std::string& path, const WriteOpt
     emit(model, options, "", [&](const uint8_t* p, size_t n) { progress(to_file, p, n); },
          [](const uint8_t*, size_t) {});
     f.close();
+    if (options.before_commit) options.before_commit();
     f.commit();
     return;
   }
@@ -278,6 +279,7 @@ void write_model(const ir::Model& model, const std::string& path, const WriteOpt
        [&](const uint8_t* p, size_t n) { progress(to_data, p, n); });
   data.close();
   f.close();
+  if (options.before_commit) options.before_commit();
   data.commit();
   f.commit();
 }

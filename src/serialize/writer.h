@@ -21,6 +21,9 @@ struct WriteOptions {
   size_t external_threshold = 1024;
   // Called with the fraction of the bytes written so far.
   std::function<void(double)> progress;
+  // Called once everything is written, before the files take their final
+  // names: throwing leaves no output behind.
+  std::function<void()> before_commit;
 };
 
 // Whether the model is too large for one protobuf file (2 GiB).

@@ -180,7 +180,18 @@ class Runner {
     auto it = env_.find(v);
     if (it == env_.end())
       throw Error(Error::Kind::Internal, "example run: value %" + v->debugName() + " was not computed");
-    return speculating_ ? to_meta(it->second) : it->second;
+    return speculating_ ? speculative(it->second) : it->second;
+  }
+
+  // A speculated branch reads meta copies of real tensors and of lists
+  // holding them, one copy per object, so that identity (`key is value`)
+  // and in-place list updates (`append`) behave as on the real values.
+  c10::IValue speculative(const c10::IValue& v) {
+    if (!v.isPtrType() || !needs_meta(v)) return to_meta(v);
+    const void* key = v.internalToPointer();
+    auto it = meta_copies_.find(key);
+    if (it == meta_copies_.end()) it = meta_copies_.emplace(key, std::make_pair(v, to_meta(v))).first;
+    return it->second.second;
   }
 
   void run_block(Block* b, const std::vector<c10::IValue>& inputs, std::vector<c10::IValue>& outputs) {
@@ -230,7 +241,19 @@ class Runner {
     return w;
   }
 
-  // Puts real tensors (and CPU device arguments) on meta, to run with meta ones.
+  // Whether `v` is or holds a real (not meta) tensor.
+  static bool needs_meta(const c10::IValue& v) {
+    if (v.isTensor()) return v.toTensor().defined() && !v.toTensor().is_meta();
+    if (v.isList()) {
+      for (const auto& e : v.toListRef())
+        if (needs_meta(e)) return true;
+    }
+    return false;
+  }
+
+  // Puts real tensors (and CPU device arguments) on meta, to run with meta
+  // ones. A list is copied only when it holds a real tensor: an operator that
+  // updates a list in place (`append`) must see the list itself.
   static c10::IValue to_meta(const c10::IValue& v) {
     if (v.isTensor()) {
       const at::Tensor& t = v.toTensor();
@@ -245,7 +268,7 @@ class Runner {
       for (const at::Tensor& t : v.toTensorList()) out.push_back(t.defined() && !t.is_meta() ? t.to(at::kMeta) : t);
       return out;
     }
-    if (v.isList() && has_meta(v)) {
+    if (v.isList() && has_meta(v) && needs_meta(v)) {
       c10::impl::GenericList out(v.toList().elementType());
       for (const auto& e : v.toListRef()) out.push_back(to_meta(e));
       return out;
@@ -298,7 +321,8 @@ class Runner {
       for (Value* in : n->inputs()) elems.push_back(get(in));
       set(n->output(), c10::ivalue::Tuple::create(std::move(elems)));
     } else if (kind == c10::prim::ListUnpack) {
-      auto list = get(n->input()).toListRef();
+      const c10::IValue held = get(n->input());  // toListRef() points into it
+      const auto list = held.toListRef();
       if (list.size() != n->outputs().size())
         throw std::runtime_error("expected a list of " + std::to_string(n->outputs().size()) + " elements, got " +
                                  std::to_string(list.size()));
@@ -318,12 +342,21 @@ class Runner {
       run_loop(n);
     } else if (kind == c10::prim::unchecked_cast) {
       set(n->output(), get(n->input()));
+    } else if (kind == c10::prim::device && n->inputs().size() == 1) {
+      // A meta tensor here stands in for a CPU one (models are loaded on the
+      // CPU): code that checks `x.device` must take the branch it takes.
+      const c10::IValue x = get(n->input());
+      if (!x.isTensor()) throw std::runtime_error("prim::device of a value that is not a tensor");
+      const at::Tensor& t = x.toTensor();
+      set(n->output(), c10::IValue(t.defined() && t.is_meta() ? c10::Device(c10::kCPU) : t.device()));
     } else {
       const torch::jit::Operator* op = n->maybeOperator();
       if (!op) throw std::runtime_error("no kernel for this operator");
+      const c10::FunctionSchema& schema = op->schema();
+      if (speculating_) check_speculable(n, schema);
       torch::jit::Operation operation = op->getOperation(n);
       torch::jit::Stack stack;
-      stack.reserve(n->inputs().size());
+      stack.reserve(n->inputs().size() + 1);
       bool any_meta = false;
       for (Value* in : n->inputs()) {
         stack.push_back(get(in));
@@ -340,6 +373,12 @@ class Runner {
           stack[5].isBool() && stack[5].toBool())
         for (size_t i : {size_t{3}, size_t{4}})
           if (stack[i].isTensor() && stack[i].toTensor().defined()) stack[i] = stack[i].toTensor().clone();
+      // A vararg operator with a plain operation (aten::format(str self, ...))
+      // pops its input count first: TorchScript's interpreter pushes it (its
+      // OPN instruction; operations made for a node, like prim::PythonOp's,
+      // know their count). Without it the kernel takes an argument for the
+      // count and reads stack slots that do not exist.
+      if (schema.is_vararg() && op->hasOperation()) stack.emplace_back(static_cast<int64_t>(n->inputs().size()));
       operation(stack);
       if (stack.size() < n->outputs().size())
         throw std::runtime_error("operator returned " + std::to_string(stack.size()) + " values");
@@ -401,6 +440,52 @@ class Runner {
     return at::empty(shape, x.options().device(at::kMeta));
   }
 
+  // A kernel trusts its stack: handed a value of another type than its
+  // schema says (None or Uninitialized where a Tensor belongs, in a branch
+  // whose guard the example fails) it reads memory that is not there, which
+  // no catch can stop. Speculation runs an operator only when every input
+  // fits its argument's declared type, and never one with side effects
+  // (raise, warn, print).
+  static bool is_uninitialized(const c10::IValue& v) { return v.tagKind() == "Uninitialized"; }
+
+  static bool fits(const c10::IValue& v, const c10::TypePtr& t) {
+    switch (t->kind()) {
+      case c10::TypeKind::AnyType:
+        return !is_uninitialized(v);  // kernels taking Any still read the value
+      case c10::TypeKind::TensorType:
+        return v.isTensor();
+      case c10::TypeKind::OptionalType:
+        return v.isNone() || fits(v, t->expectRef<c10::OptionalType>().getElementType());
+      case c10::TypeKind::ListType: {
+        if (!v.isList()) return false;
+        const c10::TypePtr& elem = t->expectRef<c10::ListType>().getElementType();
+        for (const c10::IValue& e : v.toListRef())
+          if (!fits(e, elem)) return false;
+        return true;
+      }
+      default:
+        break;
+    }
+    if (is_uninitialized(v)) return false;
+    if (t->hasFreeVariables()) return true;  // `t`, `t[]`: the kernel dispatches on the value
+    return v.type()->isSubtypeOf(*t);
+  }
+
+  struct NotSpeculable {};
+
+  void check_speculable(Node* n, const c10::FunctionSchema& schema) {
+    if (n->hasSideEffects()) throw NotSpeculable{};
+    const auto& args = schema.arguments();
+    if (schema.is_vararg() ? n->inputs().size() < args.size() : n->inputs().size() != args.size())
+      throw NotSpeculable{};
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      auto it = env_.find(n->input(i));
+      if (it == env_.end()) throw NotSpeculable{};
+      if (i < args.size() && !fits(it->second, args[i].type())) throw NotSpeculable{};
+      if (i >= args.size() && is_uninitialized(it->second)) throw NotSpeculable{};
+    }
+  }
+
   // Runs a block that the example does not execute (the other branch of an
   // If, a loop body run zero times) on meta copies of its inputs, only to
   // learn its values' types. Nothing real is touched; failures just leave
@@ -414,7 +499,7 @@ class Runner {
       run_block(b, ins, outs);
     } catch (...) {
     }
-    --speculating_;
+    if (--speculating_ == 0) meta_copies_.clear();
   }
 
   void run_loop(Node* n) {
@@ -446,6 +531,9 @@ class Runner {
   OriginTable& origins_;
   bool meta_;
   int speculating_ = 0;
+  // Meta copies made while speculating (each beside its original, which
+  // keeps the address it is found by alive).
+  std::unordered_map<const void*, std::pair<c10::IValue, c10::IValue>> meta_copies_;
   std::unordered_set<const Value*> random_;  // values computed from random numbers
   std::unordered_map<const Value*, c10::IValue> env_;
 };

@@ -255,7 +255,7 @@ def test_truncated_archive(small, tmp_path):
     p.write_bytes(data[: len(data) // 2])
     out = str(tmp_path / "o.onnx")
     proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
-    assert_clean_failure(proc, out, 1, "truncated.pt")
+    assert_clean_failure(proc, out, 1, "truncated.pt", "is corrupt", "truncated")
 
 
 def test_damaged_code_fails_its_crc(small, tmp_path):
@@ -280,6 +280,69 @@ def _rewrite_entry(src_path, dst_path, suffix, change):
         for name in src.namelist():
             data = src.read(name)
             dst.writestr(name, change(data) if name.endswith(suffix) else data)
+
+
+def _code_calling(src, dst, op, records=()):
+    """A copy of the archive whose code calls `op` instead of torch.relu, plus extra records."""
+    _rewrite_entry(src, dst, ".py", lambda b: b.replace(b"torch.relu(", op.encode() + b"(", 1))
+    assert op.encode() in b"".join(zipfile.ZipFile(dst).read(n) for n in zipfile.ZipFile(dst).namelist())
+    if records:
+        prefix = zipfile.ZipFile(dst).namelist()[0].split("/")[0]
+        with zipfile.ZipFile(dst, "a") as z:
+            for name, data in records:
+                z.writestr(f"{prefix}/{name}", data)
+
+
+def test_archive_from_a_newer_pytorch(small, tmp_path):
+    # A torch 2.x archive calls operators an older LibTorch lacks
+    # (aten::scaled_dot_product_attention for LibTorch 1.13): the message
+    # names the operator, where the code calls it, the LibTorch of this
+    # build and who saved the archive; the file is not called corrupt.
+    d = small[0]
+    p = tmp_path / "newer.pt"
+    _code_calling(d / "small.pt", p, "torch.t2o_future_op", [("byteorder", b"little")])
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, out, 1, "newer.pt", "its code calls aten::t2o_future_op (code/", "line ",
+                         "this torch2onnx's LibTorch ", "does not have", "PyTorch 2.1 or newer")
+    assert "corrupt" not in proc.stderr and "()" not in proc.stderr
+
+
+def test_archive_calling_an_unregistered_custom_operator(small, tmp_path):
+    d = small[0]
+    p = tmp_path / "custom.pt"
+    _code_calling(d / "small.pt", p, "ops.my_ops.fancy_relu")
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, out, 1, "custom.pt", "its code calls my_ops::fancy_relu", "custom operator",
+                         "TORCH_LIBRARY")
+    assert "corrupt" not in proc.stderr
+
+
+def test_archive_of_an_unknown_format_version(small, tmp_path):
+    d = small[0]
+    p = tmp_path / "v99.pt"
+    _rewrite_entry(d / "small.pt", p, "/version", lambda b: b"99\n")
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, out, 1, "v99.pt", "archive format version 99", "reads versions up to",
+                         "saved by a newer PyTorch")
+    assert "corrupt" not in proc.stderr
+
+
+def test_loader_refusals_keep_libtorchs_reason(small, tmp_path):
+    # Whatever else LibTorch's loader refuses, its reason reaches the user.
+    d = small[0]
+    src = zipfile.ZipFile(d / "small.pt")
+    p = tmp_path / "noversion.pt"
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED) as dst:
+        for name in src.namelist():
+            if not name.endswith("/version"):
+                dst.writestr(name, src.read(name))
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
+    assert_clean_failure(proc, out, 1, "noversion.pt", "loader refused it: ", "version")
+    assert "()" not in proc.stderr and "Could this error message be improved" not in proc.stderr
 
 
 def test_tensor_without_its_data(small, tmp_path):
@@ -345,6 +408,60 @@ def test_large_record_shorter_than_its_tensor(tmp_path, mapped):
         subprocess.run([harness.CLI, "export", str(pt), "-o", str(o), "--args", str(args)], check=True, env=env)
         outs.append(o.read_bytes())
     assert outs[0] == outs[1]
+
+
+def _damage_record(src_path, dst_path, pick):
+    """A copy of a PyTorch archive with 4 bytes changed inside one tensor
+    record chosen by `pick` (the zip is untouched: the record fails its CRC)."""
+    import struct
+
+    data = bytearray(open(src_path, "rb").read())
+    records = [i for i in zipfile.ZipFile(src_path).infolist()
+               if "/data/" in i.filename and not i.filename.endswith(".pkl")]
+    info = pick(records)
+    lh = info.header_offset
+    start = lh + 30 + sum(struct.unpack("<2H", data[lh + 26:lh + 30]))
+    for k in range(4):
+        data[start + info.file_size // 2 + k] ^= 0x55
+    open(dst_path, "wb").write(bytes(data))
+    assert zipfile.ZipFile(dst_path).testzip() == info.filename
+    return info.filename
+
+
+@pytest.mark.parametrize("record", ["large", "small"])
+@pytest.mark.parametrize("mapped", [True, False])
+def test_damaged_weights_are_refused(tmp_path, record, mapped):
+    # LibTorch's loader does not check the CRC of tensor records: torch2onnx
+    # does, for the records it maps (64 KiB+) and those LibTorch reads alike.
+    pt, args = tmp_path / "lin.pt", tmp_path / "args.pt"
+    torch.manual_seed(0)
+    harness.trace(nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 4)), (torch.randn(2, 256),), str(pt))
+    torch.save((torch.randn(2, 256),), str(args))
+    bad = tmp_path / "damaged.pt"
+    largest = record == "large"
+    name = _damage_record(pt, bad, lambda rs: (max if largest else min)(rs, key=lambda i: i.file_size))
+    env = dict(os.environ)
+    env.pop("T2O_NO_MMAP", None)
+    if not mapped:
+        env["T2O_NO_MMAP"] = "1"
+    out = str(tmp_path / "o.onnx")
+    for cmd in (["export", str(bad), "-o", out, "--args", str(args)],
+                ["export", str(bad), "-o", out, "--args", str(args), "--external-data"],
+                ["check", str(bad), "--args", str(args)]):
+        proc = subprocess.run([harness.CLI, *cmd], capture_output=True, text=True, env=env)
+        assert_clean_failure(proc, out, 1, "damaged.pt", "is corrupt", f"record '{name}' fails its CRC check")
+        assert not os.path.exists(out + ".data")
+    proc = subprocess.run([harness.CLI, "export", str(pt), "-o", out, "--args", str(args)], env=env)
+    assert proc.returncode == 0
+
+
+def test_damaged_example_args_are_refused(small, tmp_path):
+    d = small[0]
+    bad = tmp_path / "args.pt"
+    name = _damage_record(d / "args.pt", bad, lambda rs: rs[0])
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(d / "small.pt"), "-o", out, "--args", str(bad))
+    assert_clean_failure(proc, out, 1, "args.pt", "is corrupt", f"record '{name}' fails its CRC check")
 
 
 def test_damaged_pickle_with_valid_crc(small, tmp_path):

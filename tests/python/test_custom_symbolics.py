@@ -1,6 +1,11 @@
 """Python symbolic functions: register_custom_op_symbolic (custom ops, a custom
 domain, overriding built-ins), parse_args, and torch.autograd.Function
 (a `symbolic` used, or the function inlined)."""
+import os
+import subprocess
+import sys
+import time
+
 import numpy as np
 import onnx
 import onnx.helper as oh
@@ -213,3 +218,39 @@ def test_registration_validates_names():
         torch2onnx.register_custom_op_symbolic("foo_forward", lambda g, x: x, 9)
     with pytest.raises(ValueError, match="onnx domain"):
         torch2onnx.register_custom_op_symbolic("onnx::Relu", lambda g, x: x, 9)
+
+
+_EXIT_SCRIPT = r"""
+import io, sys, time
+import torch
+import torch2onnx
+from torch2onnx.symbolic_helper import parse_args
+
+@parse_args("v")
+def relu(g, x):
+    return g.op("Relu", x)
+
+torch2onnx.register_custom_op_symbolic("aten::relu", relu, 9)
+torch2onnx.register_custom_op_symbolic("aten::tanh", lambda g, x: g.op("Tanh", x), 11)
+if sys.argv[1] == "export":
+    f = io.BytesIO()
+    torch2onnx.export(torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU()), (torch.randn(1, 3),), f)
+    assert f.getvalue()
+if sys.argv[1] == "unregister":
+    torch2onnx.unregister_custom_op_symbolic("aten::relu", 9)
+print("last line", flush=True)
+"""
+
+
+@pytest.mark.parametrize("what", ["register", "export", "unregister"])
+def test_process_exits_after_registering_symbolics(tmp_path, what):
+    # Issue 15: the registry (a C++ static) outlived the interpreter holding
+    # Python functions, and the process hung in finalization after its last line.
+    script = tmp_path / "script.py"
+    script.write_text(_EXIT_SCRIPT)
+    t0 = time.time()
+    proc = subprocess.run([sys.executable, str(script), what], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    assert proc.returncode == 0, proc.stderr
+    assert "last line" in proc.stdout
+    assert time.time() - t0 < 30, f"the process took {time.time() - t0:.0f} s to exit"
