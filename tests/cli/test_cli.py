@@ -293,41 +293,32 @@ def _code_calling(src, dst, op, records=()):
                 z.writestr(f"{prefix}/{name}", data)
 
 
-def test_archive_from_a_newer_pytorch(small, tmp_path):
-    # A torch 2.x archive calls operators an older LibTorch lacks
-    # (aten::scaled_dot_product_attention for LibTorch 1.13): the message
-    # names the operator, where the code calls it, the LibTorch of this
-    # build and who saved the archive; the file is not called corrupt.
+# LibTorch refuses these archives; the message says why and what to do, and
+# never calls the file corrupt. A torch 2.x archive calls operators an older
+# LibTorch lacks (aten::scaled_dot_product_attention for LibTorch 1.13): the
+# operator, the code line, this build's LibTorch and the archive's producer
+# (its byteorder record: PyTorch 2.1+) are named.
+_REFUSED = {
+    "newer": (lambda src, dst: _code_calling(src, dst, "torch.t2o_future_op", [("byteorder", b"little")]),
+              ["its code calls aten::t2o_future_op (code/", "line ", "this torch2onnx's LibTorch ", "does not have",
+               "PyTorch 2.1 or newer"]),
+    "custom": (lambda src, dst: _code_calling(src, dst, "ops.my_ops.fancy_relu"),
+               ["its code calls my_ops::fancy_relu", "custom operator", "TORCH_LIBRARY"]),
+    "v99": (lambda src, dst: _rewrite_entry(src, dst, "/version", lambda b: b"99\n"),
+            ["archive format version 99", "reads versions up to", "saved by a newer PyTorch"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_REFUSED))
+def test_archives_libtorch_refuses(small, tmp_path, case):
     d = small[0]
-    p = tmp_path / "newer.pt"
-    _code_calling(d / "small.pt", p, "torch.t2o_future_op", [("byteorder", b"little")])
+    make, fragments = _REFUSED[case]
+    p = tmp_path / f"{case}.pt"
+    make(d / "small.pt", p)
     out = str(tmp_path / "o.onnx")
     proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
-    assert_clean_failure(proc, out, 1, "newer.pt", "its code calls aten::t2o_future_op (code/", "line ",
-                         "this torch2onnx's LibTorch ", "does not have", "PyTorch 2.1 or newer")
+    assert_clean_failure(proc, out, 1, f"{case}.pt", *fragments)
     assert "corrupt" not in proc.stderr and "()" not in proc.stderr
-
-
-def test_archive_calling_an_unregistered_custom_operator(small, tmp_path):
-    d = small[0]
-    p = tmp_path / "custom.pt"
-    _code_calling(d / "small.pt", p, "ops.my_ops.fancy_relu")
-    out = str(tmp_path / "o.onnx")
-    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
-    assert_clean_failure(proc, out, 1, "custom.pt", "its code calls my_ops::fancy_relu", "custom operator",
-                         "TORCH_LIBRARY")
-    assert "corrupt" not in proc.stderr
-
-
-def test_archive_of_an_unknown_format_version(small, tmp_path):
-    d = small[0]
-    p = tmp_path / "v99.pt"
-    _rewrite_entry(d / "small.pt", p, "/version", lambda b: b"99\n")
-    out = str(tmp_path / "o.onnx")
-    proc = run("export", str(p), "-o", out, "--args", str(d / "args.pt"))
-    assert_clean_failure(proc, out, 1, "v99.pt", "archive format version 99", "reads versions up to",
-                         "saved by a newer PyTorch")
-    assert "corrupt" not in proc.stderr
 
 
 def test_loader_refusals_keep_libtorchs_reason(small, tmp_path):
