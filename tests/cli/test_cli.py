@@ -321,6 +321,25 @@ def test_archives_libtorch_refuses(small, tmp_path, case):
     assert "corrupt" not in proc.stderr and "()" not in proc.stderr
 
 
+def _libtorch_version():
+    out = subprocess.run([harness.CLI, "--version"], capture_output=True, text=True, check=True).stdout
+    return tuple(int(v) for v in out.split("(LibTorch ")[1].split(")")[0].split(".")[:2])
+
+
+def test_archive_saved_by_torch_2(tmp_path):
+    # data/sdpa_torch2_13.pt: torch 2.13.0's torch.jit.save of
+    # torch.jit.trace(lambda q: F.scaled_dot_product_attention(q, q, q)) on a
+    # (2, 5, 16) input. LibTorch 1.13 has no such operator.
+    pt = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "sdpa_torch2_13.pt")
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", pt, "-o", out, "--input", "2x5x16")
+    if _libtorch_version() < (2, 0):
+        assert_clean_failure(proc, out, 1, "its code calls aten::scaled_dot_product_attention (code/__torch__.py, line 8)",
+                             "LibTorch 1.13", "does not have", "PyTorch 2.1 or newer (it has a byteorder record")
+    else:
+        assert "cannot load" not in proc.stderr, proc.stderr
+
+
 def test_loader_refusals_keep_libtorchs_reason(small, tmp_path):
     # Whatever else LibTorch's loader refuses, its reason reaches the user.
     d = small[0]

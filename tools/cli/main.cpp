@@ -9,6 +9,8 @@
 #endif
 #include <sstream>
 
+#include <torch/version.h>
+
 #include "cli_args.h"
 #include "process_memory.h"
 #include "progress.h"
@@ -155,7 +157,8 @@ int run(int argc, char** argv) {
       return 0;
     }
     if (c.name == "version") {
-      std::cout << "torch2onnx " << torch2onnx::version() << "\n";
+      std::cout << "torch2onnx " << torch2onnx::version() << " (LibTorch " << TORCH_VERSION_MAJOR << "."
+                << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << ")\n";
       return 0;
     }
     if (c.name == "ops") return run_ops(c);
