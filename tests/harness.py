@@ -6,8 +6,10 @@ Run with Debian's /usr/bin/python3 (torch, torchvision, onnx, numpy).
 """
 import json
 import os
+import struct
 import subprocess
 import tempfile
+import zipfile
 
 import numpy as np
 import onnx
@@ -181,3 +183,34 @@ def check_module(module, args, *, opset=None, workdir=None, extra=(), strict=Tru
     finally:
         if own:
             tmp.cleanup()
+
+
+def as_zip64(src_path, dst_path, intact=True):
+    """The same archive in zip64 form, as writers make archives past 4 GiB:
+    every central directory entry keeps its sizes and offset in a zip64 extra
+    field, and a zip64 end record gives the directory's place."""
+    data = open(src_path, "rb").read()
+    end = data.rfind(b"PK\x05\x06")
+    count, cd_size, cd_at = struct.unpack("<HLL", data[end + 10:end + 20])
+    central, at = b"", cd_at
+    for _ in range(count):
+        h = bytearray(data[at:at + 46])
+        nlen, elen, clen = struct.unpack("<3H", h[28:34])
+        csize, usize = struct.unpack("<2L", h[20:28])
+        offset = struct.unpack("<L", h[42:46])[0]
+        name, extra = data[at + 46:at + 46 + nlen], data[at + 46 + nlen:at + 46 + nlen + elen]
+        comment = data[at + 46 + nlen + elen:at + 46 + nlen + elen + clen]
+        h[20:28] = struct.pack("<2L", 0xFFFFFFFF, 0xFFFFFFFF)
+        h[42:46] = struct.pack("<L", 0xFFFFFFFF)
+        extra += struct.pack("<HHQQQ", 1, 24, usize, csize, offset)
+        h[30:32] = struct.pack("<H", len(extra))
+        central += bytes(h) + name + extra + comment
+        at += 46 + nlen + elen + clen
+    new_cd_at = cd_at
+    end64_at = new_cd_at + len(central)
+    end64 = struct.pack("<LQHHLLQQQQ", 0x06064B50, 44, 45, 45, 0, 0, count, count, len(central), new_cd_at)
+    locator = struct.pack("<LLQL", 0x07064B50, 0, end64_at, 1)
+    eocd = struct.pack("<LHHHHLLH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    open(dst_path, "wb").write(data[:cd_at] + central + end64 + locator + eocd)
+    with zipfile.ZipFile(dst_path) as z:
+        assert len(z.infolist()) == count and (z.testzip() is None) == intact

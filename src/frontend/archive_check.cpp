@@ -134,23 +134,21 @@ ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, 
   // A zip ends with its directory: a zip file without one was cut short.
   if (zip.layout() == ZipFile::Layout::NoEnd)
     throw corrupt("it is truncated: it starts as a zip file but has no zip directory at its end");
-  if (zip.layout() != ZipFile::Layout::Plain) return facts;  // LibTorch reports it, or reads zip64
+  if (zip.layout() != ZipFile::Layout::Plain && zip.layout() != ZipFile::Layout::Zip64) return facts;
   int64_t data_bytes = 0;
-  bool sizes_known = true;
   for (const ZipEntry& e : zip.entries()) {
     const std::string& name = e.name;
     const bool tensor_data = (name.find("/data/") != std::string::npos || name.find("/constants/") != std::string::npos) &&
                              name.find(".pkl") == std::string::npos;
     if (tensor_data) {
-      if (e.usize == 0xFFFFFFFF) sizes_known = false;  // zip64 sizes: not read here
-      data_bytes += e.usize;
+      data_bytes += static_cast<int64_t>(e.size);
       facts.unchecked.push_back(e);
       continue;
     }
     const size_t slash = name.find('/');
     const std::string record = slash == std::string::npos ? name : name.substr(slash + 1);
     if (record == "byteorder") facts.has_byteorder = true;
-    if ((e.method != 0 && e.method != 8) || e.zip64() || e.usize > (256u << 20)) {
+    if ((e.method != 0 && e.method != 8) || e.size > (256u << 20)) {
       facts.has_setstate = facts.has_setstate || is_code(name);  // unread code might define it
       facts.unchecked.push_back(e);
       continue;
@@ -170,7 +168,7 @@ ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, 
         facts.version.pop_back();
     }
   }
-  if (sizes_known) facts.data_bytes = data_bytes;
+  facts.data_bytes = data_bytes;
   return facts;
 }
 

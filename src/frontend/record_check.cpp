@@ -7,9 +7,6 @@
 namespace torch2onnx::frontend {
 
 std::string record_problem(const ZipFile& zip, const ZipEntry& e, const std::atomic<bool>* stop) {
-  // Past 4 GiB a field's value lives in a zip64 extra field, which this
-  // reader does not parse yet: such records are not checked.
-  if (e.zip64()) return "";
   const std::string fails = "record '" + e.name + "' fails its CRC check";
   if (e.method != 0) {  // compressed (PyTorch stores records; other writers may not)
     std::string why;
@@ -17,15 +14,16 @@ std::string record_problem(const ZipFile& zip, const ZipEntry& e, const std::ato
     if (!data) return why;
     return ::crc32(0L, data->data(), static_cast<uInt>(data->size())) == e.crc ? "" : fails;
   }
+  if (e.packed != e.size) return "record '" + e.name + "' is stored, but its two sizes differ";
   std::string why;
   std::optional<uint64_t> at = zip.data_offset(e, &why);
   if (!at) return why;
   constexpr size_t kPiece = size_t{1} << 20;
-  std::vector<unsigned char> buf(std::min<uint64_t>(kPiece, e.usize));
+  std::vector<unsigned char> buf(static_cast<size_t>(std::min<uint64_t>(kPiece, e.size)));
   uLong crc = ::crc32(0L, Z_NULL, 0);
-  for (uint64_t done = 0; done < e.usize;) {
+  for (uint64_t done = 0; done < e.size;) {
     if (stop && stop->load(std::memory_order_relaxed)) return "";
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, e.usize - done));
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, e.size - done));
     if (!zip.read(*at + done, buf.data(), n)) return "record '" + e.name + "' runs past the end of the file";
     crc = ::crc32(crc, buf.data(), static_cast<uInt>(n));
     done += n;

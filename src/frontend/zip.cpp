@@ -13,8 +13,39 @@ namespace {
 
 uint16_t u16(const unsigned char* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
 uint32_t u32(const unsigned char* p) { return static_cast<uint32_t>(u16(p)) | (static_cast<uint32_t>(u16(p + 2)) << 16); }
+uint64_t u64(const unsigned char* p) { return static_cast<uint64_t>(u32(p)) | (static_cast<uint64_t>(u32(p + 4)) << 32); }
 
 constexpr uint32_t kEndRecord = 0x06054b50, kCentralHeader = 0x02014b50, kLocalHeader = 0x04034b50;
+constexpr uint32_t kEnd64Record = 0x06064b50, kEnd64Locator = 0x07064b50;
+constexpr uint32_t kFull32 = 0xFFFFFFFF;
+
+// An entry's 64-bit values: a field at 0xFFFFFFFF takes the next 8 bytes of
+// the zip64 extra field (id 1), in the order size, packed size, offset.
+bool resolve_zip64(ZipEntry& z, const unsigned char* extra, size_t n) {
+  z.size = z.usize;
+  z.packed = z.csize;
+  z.offset = z.local;
+  if (!z.zip64()) return true;
+  for (size_t at = 0; at + 4 <= n;) {
+    const uint16_t id = u16(extra + at), len = u16(extra + at + 2);
+    if (at + 4 + len > n) return false;
+    if (id == 1) {
+      const unsigned char* v = extra + at + 4;
+      size_t k = 0;
+      for (uint64_t* field : {&z.size, &z.packed, &z.offset}) {
+        const bool wide = (field == &z.size && z.usize == kFull32) || (field == &z.packed && z.csize == kFull32) ||
+                          (field == &z.offset && z.local == kFull32);
+        if (!wide) continue;
+        if (k + 8 > len) return false;
+        *field = u64(v + k);
+        k += 8;
+      }
+      return true;
+    }
+    at += 4 + len;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -59,20 +90,34 @@ void ZipFile::read_directory() {
     --end;
   }
   const unsigned char* e = &tail[end];
-  const uint16_t count = u16(e + 10);
-  const uint32_t cd_size = u32(e + 12), cd_offset = u32(e + 16);
-  if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) {
-    layout_ = Layout::Zip64;
+  uint64_t count = u16(e + 10), cd_size = u32(e + 12), cd_offset = u32(e + 16);
+  Layout layout = Layout::Plain;
+  layout_ = Layout::Damaged;
+  if (count == 0xFFFF || cd_size == kFull32 || cd_offset == kFull32) {
+    // The zip64 end record, found through the locator just before this one.
+    layout = Layout::Zip64;
+    unsigned char loc[20], rec[56];
+    const uint64_t end_at = tail_at + end;
+    if (end_at < 20 || !read(end_at - 20, loc, sizeof loc) || u32(loc) != kEnd64Locator ||
+        !read(u64(loc + 8), rec, sizeof rec) || u32(rec) != kEnd64Record) {
+      problem_ = "damaged zip64 end of central directory";
+      return;
+    }
+    count = u64(rec + 32);
+    cd_size = u64(rec + 40);
+    cd_offset = u64(rec + 48);
+  }
+  if (cd_size > size_ || count > cd_size / 46) {
+    problem_ = "a zip record points past the end of the file";
     return;
   }
-  layout_ = Layout::Damaged;
-  std::vector<unsigned char> cd(cd_size);
+  std::vector<unsigned char> cd(static_cast<size_t>(cd_size));
   if (!read(cd_offset, cd.data(), cd.size())) {
     problem_ = "a zip record points past the end of the file";
     return;
   }
   size_t pos = 0;
-  for (uint32_t k = 0; k < count; ++k) {
+  for (uint64_t k = 0; k < count; ++k) {
     if (pos + 46 > cd.size() || u32(&cd[pos]) != kCentralHeader) {
       problem_ = "damaged zip central directory";
       return;
@@ -93,15 +138,20 @@ void ZipFile::read_directory() {
       return;
     }
     z.name.assign(reinterpret_cast<const char*>(c + 46), name_len);
+    const size_t extra_at = pos + 46 + name_len;
+    if (extra_at + extra_len > cd.size() || !resolve_zip64(z, cd.data() + extra_at, extra_len)) {
+      problem_ = "damaged zip64 fields for '" + z.name + "'";
+      return;
+    }
     pos += 46 + name_len + extra_len + comment_len;
     entries_.push_back(std::move(z));
   }
-  layout_ = Layout::Plain;
+  layout_ = layout;
 }
 
 std::optional<uint64_t> ZipFile::data_offset(const ZipEntry& e, std::string* why) const {
   unsigned char lh[30];
-  if (!read(e.local, lh, sizeof lh)) {
+  if (!read(e.offset, lh, sizeof lh)) {
     if (why) *why = "a zip record points past the end of the file";
     return std::nullopt;
   }
@@ -109,19 +159,23 @@ std::optional<uint64_t> ZipFile::data_offset(const ZipEntry& e, std::string* why
     if (why) *why = "damaged zip entry header for '" + e.name + "'";
     return std::nullopt;
   }
-  return uint64_t{e.local} + 30 + u16(lh + 26) + u16(lh + 28);
+  return e.offset + 30 + u16(lh + 26) + u16(lh + 28);
 }
 
 std::optional<std::vector<unsigned char>> ZipFile::contents(const ZipEntry& e, std::string* why) const {
   std::optional<uint64_t> at = data_offset(e, why);
   if (!at) return std::nullopt;
-  std::vector<unsigned char> data(e.csize);
+  if (e.packed > size_ || e.size > (uint64_t{1} << 40)) {
+    if (why) *why = "entry '" + e.name + "' is larger than the file";
+    return std::nullopt;
+  }
+  std::vector<unsigned char> data(static_cast<size_t>(e.packed));
   if (!read(*at, data.data(), data.size())) {
     if (why) *why = "a zip record points past the end of the file";
     return std::nullopt;
   }
   if (e.method == 0) return data;
-  std::vector<unsigned char> raw(e.usize);
+  std::vector<unsigned char> raw(static_cast<size_t>(e.size));
   if (e.method != 8 || !inflate_entry(data.data(), data.size(), raw)) {
     if (why) *why = "entry '" + e.name + "' cannot be decompressed";
     return std::nullopt;

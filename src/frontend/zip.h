@@ -19,6 +19,8 @@ struct ZipEntry {
   uint32_t local = 0;  // offset of its local header
   // Any field at 0xFFFFFFFF: its real value is in a zip64 extra field.
   bool zip64() const { return csize == 0xFFFFFFFF || usize == 0xFFFFFFFF || local == 0xFFFFFFFF; }
+  // The values, from the zip64 extra field where it holds them.
+  uint64_t size = 0, packed = 0, offset = 0;
 };
 
 class ZipFile {
@@ -35,9 +37,10 @@ class ZipFile {
   // false when [offset, offset + n) is not all in the file or cannot be read.
   bool read(uint64_t offset, void* dst, size_t n) const;
 
-  // Plain: the directory was read (entries()). Zip64 or NoEnd (no end of
-  // central directory record): nothing was read; LibTorch's reader decides.
-  // Damaged: see directory_problem().
+  // Plain: the directory was read (entries()). Zip64: so was it, through the
+  // zip64 end record (the mapped loader leaves such archives to LibTorch).
+  // NoEnd: no end of central directory record, nothing was read. Damaged:
+  // see directory_problem().
   enum class Layout { Plain, Zip64, NoEnd, Damaged };
   Layout layout() const { return layout_; }
   const std::string& directory_problem() const { return problem_; }

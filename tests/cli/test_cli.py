@@ -465,6 +465,31 @@ def test_damaged_weights_are_refused(tmp_path, record, mapped):
     assert proc.returncode == 0
 
 
+def test_zip64_archives_are_checked_too(tmp_path):
+    # Archives past 4 GiB are zip64: their records are CRC-checked the same.
+    pt, args = tmp_path / "lin.pt", tmp_path / "args.pt"
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 4)).eval()
+    x = torch.randn(2, 256)
+    harness.trace(module, (x,), str(pt))
+    torch.save((x,), str(args))
+    z64 = tmp_path / "z64.pt"
+    harness.as_zip64(pt, z64)
+    out = str(tmp_path / "o.onnx")
+    proc = run("export", str(z64), "-o", out, "--args", str(args))
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        expected = module(x)
+    got, _ = harness.run_ort(out, [x.numpy()], str(tmp_path))
+    harness.compare([expected], got)
+    os.remove(out)
+    bad = tmp_path / "damaged.pt"
+    name = _damage_record(pt, tmp_path / "d.pt", lambda rs: max(rs, key=lambda i: i.file_size))
+    harness.as_zip64(tmp_path / "d.pt", bad, intact=False)
+    proc = run("export", str(bad), "-o", out, "--args", str(args))
+    assert_clean_failure(proc, out, 1, "damaged.pt", "is corrupt", f"record '{name}' fails its CRC check")
+
+
 def test_damaged_example_args_are_refused(small, tmp_path):
     d = small[0]
     bad = tmp_path / "args.pt"

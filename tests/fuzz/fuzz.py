@@ -22,6 +22,9 @@ import onnx
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
+
 CHUNK = 100  # jobs per batch process
 SANITIZER = re.compile(r"(AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|runtime error:)")
 
@@ -55,7 +58,9 @@ def seeds(work):
     torch.save((x,), os.path.join(work, "small_args.pt"))
     torch.jit.script(Branchy()).save(os.path.join(work, "branchy.pt"))
     torch.save((torch.randn(4), 3), os.path.join(work, "branchy_args.pt"))
-    return [("small.pt", "small_args.pt"), ("branchy.pt", "branchy_args.pt")]
+    # The zip64 form of an archive (as past 4 GiB): mutated bytes reach the zip64 reader.
+    harness.as_zip64(os.path.join(work, "small.pt"), os.path.join(work, "small64.pt"))
+    return [("small.pt", "small_args.pt"), ("branchy.pt", "branchy_args.pt"), ("small64.pt", "small_args.pt")]
 
 
 def flip_bytes(rng, data, n):
