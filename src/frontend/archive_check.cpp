@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <set>
 #include <zlib.h>
 
 #include "torch2onnx/options.h"
@@ -50,8 +51,11 @@ std::string code_problem(const std::vector<unsigned char>& data) {
     const std::string name = line.substr(2, i - 2);
     while (i < line.size() && line[i] == ' ') ++i;
     const bool untyped_assign = i < line.size() && line[i] == '=' && (i + 1 >= line.size() || line[i + 1] != '=');
-    const bool dunder = name.size() > 4 && name.rfind("__", 0) == 0 && ends_with(name, "__");
-    if (untyped_assign && !dunder)
+    // The importer reads these itself; any other untyped assignment is taken
+    // for a constant, whose type it then dereferences.
+    static const std::set<std::string> special = {"__parameters__", "__annotations__", "__buffers__",
+                                                  "__forward_pre_hooks__", "__forward_hooks__"};
+    if (untyped_assign && !special.count(name))
       return "line " + std::to_string(line_no) + ": class attribute '" + name + "' is assigned without a type";
   }
   return "";
@@ -138,6 +142,13 @@ ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, 
   int64_t data_bytes = 0;
   for (const ZipEntry& e : zip.entries()) {
     const std::string& name = e.name;
+    // LibTorch allocates an entry's claimed size before reading it: a size
+    // the file cannot hold is damage, not a request for 272 GB.
+    if (e.packed > zip.size() || (e.method == 0 && e.size != e.packed) ||
+        (e.method == 8 && e.size / 1032 > e.packed + 1))
+      throw corrupt("entry '" + name + "' claims " + std::to_string(e.size) + " bytes, which its " +
+                    std::to_string(e.packed) + " stored bytes in a file of " + std::to_string(zip.size()) +
+                    " cannot hold");
     const bool tensor_data = (name.find("/data/") != std::string::npos || name.find("/constants/") != std::string::npos) &&
                              name.find(".pkl") == std::string::npos;
     if (tensor_data) {
