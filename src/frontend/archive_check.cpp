@@ -144,11 +144,8 @@ ArchiveFacts check_archive_entries(const ZipFile& zip, const std::string& path, 
     const std::string& name = e.name;
     // LibTorch allocates an entry's claimed size before reading it: a size
     // the file cannot hold is damage, not a request for 272 GB.
-    if (e.packed > zip.size() || (e.method == 0 && e.size != e.packed) ||
-        (e.method == 8 && e.size / 1032 > e.packed + 1))
-      throw corrupt("entry '" + name + "' claims " + std::to_string(e.size) + " bytes, which its " +
-                    std::to_string(e.packed) + " stored bytes in a file of " + std::to_string(zip.size()) +
-                    " cannot hold");
+    const std::string impossible = zip.size_problem(e);
+    if (!impossible.empty()) throw corrupt(impossible);
     const bool tensor_data = (name.find("/data/") != std::string::npos || name.find("/constants/") != std::string::npos) &&
                              name.find(".pkl") == std::string::npos;
     if (tensor_data) {

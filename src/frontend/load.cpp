@@ -43,11 +43,6 @@ std::string first_line(const std::string& s) {
   return "";
 }
 
-std::string libtorch_version() {
-  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
-         std::to_string(TORCH_VERSION_PATCH);
-}
-
 // Which PyTorch wrote the archive, as far as its records tell.
 std::string producer(const ArchiveFacts& facts) {
   return facts.has_byteorder ? "PyTorch 2.1 or newer (it has a byteorder record, which PyTorch writes since 2.1)"
@@ -178,6 +173,11 @@ void check_tensors(const torch::jit::Module& m, const std::string& path, int64_t
 }
 
 }  // namespace
+
+std::string libtorch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
 
 torch::jit::Module load_archive(const std::string& path, bool for_one_export, std::unique_ptr<RecordCheck>* records) {
   require_regular_file(path, Error::Kind::Load, "model");

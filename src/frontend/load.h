@@ -21,6 +21,9 @@ namespace torch2onnx::frontend {
 torch::jit::Module load_archive(const std::string& path, bool for_one_export = false,
                                 std::unique_ptr<RecordCheck>* records = nullptr);
 
+// The LibTorch this build is on ("1.13.0").
+std::string libtorch_version();
+
 // A value saved with torch.save (Error::Kind::Args on failure).
 c10::IValue load_saved_value(const std::string& path);
 

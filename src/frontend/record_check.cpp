@@ -14,8 +14,8 @@ std::string record_problem(const ZipFile& zip, const ZipEntry& e, const std::ato
     if (!data) return why;
     return ::crc32(0L, data->data(), static_cast<uInt>(data->size())) == e.crc ? "" : fails;
   }
-  if (e.packed != e.size) return "record '" + e.name + "' is stored, but its two sizes differ";
-  std::string why;
+  std::string why = zip.size_problem(e);
+  if (!why.empty()) return why;
   std::optional<uint64_t> at = zip.data_offset(e, &why);
   if (!at) return why;
   constexpr size_t kPiece = size_t{1} << 20;

@@ -22,22 +22,18 @@ constexpr uint32_t kFull32 = 0xFFFFFFFF;
 // An entry's 64-bit values: a field at 0xFFFFFFFF takes the next 8 bytes of
 // the zip64 extra field (id 1), in the order size, packed size, offset.
 bool resolve_zip64(ZipEntry& z, const unsigned char* extra, size_t n) {
-  z.size = z.usize;
-  z.packed = z.csize;
-  z.offset = z.local;
+  const std::pair<uint32_t, uint64_t*> fields[] = {{z.usize, &z.size}, {z.csize, &z.packed}, {z.local, &z.offset}};
+  for (const auto& [raw, value] : fields) *value = raw;
   if (!z.zip64()) return true;
   for (size_t at = 0; at + 4 <= n;) {
     const uint16_t id = u16(extra + at), len = u16(extra + at + 2);
     if (at + 4 + len > n) return false;
     if (id == 1) {
-      const unsigned char* v = extra + at + 4;
       size_t k = 0;
-      for (uint64_t* field : {&z.size, &z.packed, &z.offset}) {
-        const bool wide = (field == &z.size && z.usize == kFull32) || (field == &z.packed && z.csize == kFull32) ||
-                          (field == &z.offset && z.local == kFull32);
-        if (!wide) continue;
+      for (const auto& [raw, value] : fields) {
+        if (raw != kFull32) continue;
         if (k + 8 > len) return false;
-        *field = u64(v + k);
+        *value = u64(extra + at + 4 + k);
         k += 8;
       }
       return true;
@@ -162,13 +158,21 @@ std::optional<uint64_t> ZipFile::data_offset(const ZipEntry& e, std::string* why
   return e.offset + 30 + u16(lh + 26) + u16(lh + 28);
 }
 
+std::string ZipFile::size_problem(const ZipEntry& e) const {
+  if (e.packed > size_ || (e.method == 0 && e.size != e.packed) || (e.method == 8 && e.size / 1032 > e.packed + 1))
+    return "entry '" + e.name + "' claims " + std::to_string(e.size) + " bytes, which its " +
+           std::to_string(e.packed) + " stored bytes in a file of " + std::to_string(size_) + " cannot hold";
+  return "";
+}
+
 std::optional<std::vector<unsigned char>> ZipFile::contents(const ZipEntry& e, std::string* why) const {
-  std::optional<uint64_t> at = data_offset(e, why);
-  if (!at) return std::nullopt;
-  if (e.packed > size_ || e.size > (uint64_t{1} << 40)) {
-    if (why) *why = "entry '" + e.name + "' is larger than the file";
+  std::string problem = e.method == 0 || e.method == 8 ? size_problem(e) : "entry '" + e.name + "' cannot be decompressed";
+  if (!problem.empty()) {
+    if (why) *why = problem;
     return std::nullopt;
   }
+  std::optional<uint64_t> at = data_offset(e, why);
+  if (!at) return std::nullopt;
   std::vector<unsigned char> data(static_cast<size_t>(e.packed));
   if (!read(*at, data.data(), data.size())) {
     if (why) *why = "a zip record points past the end of the file";
@@ -176,7 +180,7 @@ std::optional<std::vector<unsigned char>> ZipFile::contents(const ZipEntry& e, s
   }
   if (e.method == 0) return data;
   std::vector<unsigned char> raw(static_cast<size_t>(e.size));
-  if (e.method != 8 || !inflate_entry(data.data(), data.size(), raw)) {
+  if (!inflate_entry(data.data(), data.size(), raw)) {
     if (why) *why = "entry '" + e.name + "' cannot be decompressed";
     return std::nullopt;
   }

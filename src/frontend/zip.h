@@ -49,6 +49,11 @@ class ZipFile {
   // Where an entry's bytes start (after its local header); an empty result
   // and `why` set when its local header is not one.
   std::optional<uint64_t> data_offset(const ZipEntry& e, std::string* why = nullptr) const;
+  // "" when an entry's sizes are possible in this file, else why not: its
+  // packed bytes past the file's size, a stored entry whose two sizes differ,
+  // a deflated one claiming more than deflate's ratio (1032:1) allows.
+  // Readers allocate the claimed size: this bounds it by the file.
+  std::string size_problem(const ZipEntry& e) const;
   // An entry's bytes, inflated if deflated; an empty result and `why` set
   // when they cannot be read or decoded (the CRC is not checked here).
   std::optional<std::vector<unsigned char>> contents(const ZipEntry& e, std::string* why = nullptr) const;

@@ -9,8 +9,6 @@
 #endif
 #include <sstream>
 
-#include <torch/version.h>
-
 #include "cli_args.h"
 #include "process_memory.h"
 #include "progress.h"
@@ -157,8 +155,8 @@ int run(int argc, char** argv) {
       return 0;
     }
     if (c.name == "version") {
-      std::cout << "torch2onnx " << torch2onnx::version() << " (LibTorch " << TORCH_VERSION_MAJOR << "."
-                << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << ")\n";
+      std::cout << "torch2onnx " << torch2onnx::version() << " (LibTorch " << torch2onnx::frontend::libtorch_version()
+                << ")\n";
       return 0;
     }
     if (c.name == "ops") return run_ops(c);
