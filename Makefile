@@ -1,65 +1,91 @@
 # torch2onnx: the two commands of the quick start are `make demo` and `make test`.
-# Both install what is missing (Debian packages, onnxruntime-node) and build.
+# Both install what is missing (Debian packages; PyTorch 2.14, ONNX Runtime and
+# the rest into a venv inside the build tree) and build.
+#
+#   build/        the default build, on the LibTorch of torch 2.14 (build/venv)
+#   build-1.13/   the same sources on Debian's LibTorch 1.13.1 (make test-1.13)
 
 BUILD_DIR ?= build
+BUILD_113 ?= build-1.13
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
-PYTHON := /usr/bin/python3
+SYSTEM_PYTHON := /usr/bin/python3
+VENV := $(BUILD_DIR)/venv
+PYTHON := $(VENV)/bin/python
+VENV_113 := $(BUILD_113)/venv
+PYTHON_113 := $(VENV_113)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 APT_PACKAGES := build-essential cmake ccache git \
 	libtorch-dev libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev \
-	python3-torch python3-torchvision python3-onnx python3-numpy python3-pytest \
-	python3-venv python3-pip python3-setuptools python3-wheel \
+	python3-dev python3-torch python3-torchvision python3-onnx python3-numpy python3-pytest \
+	python3-venv python3-pip python3-setuptools python3-wheel python3-packaging \
 	pybind11-dev googletest libgtest-dev valgrind
 
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 
-.PHONY: all deps apt-deps ort-deps build test test-zoo test-unit test-asan demo install bench clean
+.PHONY: all deps apt-deps venv build test test-zoo test-unit test-asan test-1.13 build-1.13 demo install bench clean
 
 all: build
 
-deps: apt-deps ort-deps
+deps: apt-deps venv
 
 # Installs the Debian packages that are not installed yet.
 apt-deps:
 	@missing=$$(for p in $(APT_PACKAGES); do \
-	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done; \
-	  command -v node >/dev/null || echo nodejs; command -v npm >/dev/null || echo npm); \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:" $$missing; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-# ONNX Runtime for the tests and the demo (its postinstall download is skipped:
-# the npm package bundles the runtime library).
-ort-deps: tools/ort/node_modules/onnxruntime-node/package.json
+# The Python stack of the default build (requirements/torch-2.14.txt).
+venv: $(VENV)/.installed
 
-tools/ort/node_modules/onnxruntime-node/package.json: tools/ort/package.json tools/ort/package-lock.json
-	cd tools/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
+$(VENV)/.installed: requirements/torch-2.14.txt | apt-deps
+	$(SYSTEM_PYTHON) -m venv $(VENV)
+	$(PYTHON) -m pip install -q --disable-pip-version-check -r $<
 	@touch $@
 
-$(BUILD_DIR)/CMakeCache.txt: CMakeLists.txt
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+$(VENV_113)/.installed: requirements/torch-1.13.txt | apt-deps
+	$(SYSTEM_PYTHON) -m venv --system-site-packages $(VENV_113)
+	$(PYTHON_113) -m pip install -q --disable-pip-version-check --no-deps -r $<
+	@touch $@
 
-build: apt-deps $(BUILD_DIR)/CMakeCache.txt
+$(BUILD_DIR)/CMakeCache.txt: CMakeLists.txt cmake/Torch.cmake $(VENV)/.installed
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DT2O_TORCH=wheel -DT2O_PYTHON=$(CURDIR)/$(PYTHON)
+
+build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
-test: deps build
+# The whole suite on torch 2.14, then the 1.13 build on its subset.
+test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -LE zoo-full
+	$(MAKE) test-1.13
 
 # Every torchvision model (the large ones take long; `make test` runs one per family).
-test-zoo: deps build
+test-zoo: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) -L zoo
+
+# Debian's LibTorch 1.13.1: every stage (unit, CLI, operators, a model per
+# family, the Python package, the C++ API), labelled `legacy` in tests/.
+$(BUILD_113)/CMakeCache.txt: CMakeLists.txt cmake/Torch.cmake $(VENV_113)/.installed
+	cmake -S . -B $(BUILD_113) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DT2O_TORCH=system -DT2O_PYTHON=$(CURDIR)/$(PYTHON_113)
+
+build-1.13: apt-deps $(BUILD_113)/CMakeCache.txt
+	cmake --build $(BUILD_113) -j$(JOBS)
+
+test-1.13: build-1.13
+	cd $(BUILD_113) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -L legacy
 
 # The CLI built with AddressSanitizer + UndefinedBehaviorSanitizer: 1,000
 # mutated archives and 1,000 mutated argument lists (tests/fuzz), then the
 # CLI tests, with zero crashes, hangs or sanitizer reports.
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTIONS=print_stacktrace=1
 test-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DT2O_SANITIZE=ON -DT2O_BUILD_PYTHON=OFF -DT2O_BUILD_TESTS=OFF
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DT2O_SANITIZE=ON -DT2O_TORCH=wheel -DT2O_PYTHON=$(CURDIR)/$(PYTHON) -DT2O_BUILD_PYTHON=OFF -DT2O_BUILD_TESTS=OFF
 	cmake --build build-asan --target torch2onnx_cli -j$(JOBS)
 	$(ASAN_ENV) $(PYTHON) tests/fuzz/fuzz.py --cli build-asan/torch2onnx --archives 1000 --argv 1000
 	$(ASAN_ENV) T2O_CLI=$(CURDIR)/build-asan/torch2onnx $(PYTHON) -m pytest -q -p no:cacheprovider tests/cli
@@ -77,4 +103,4 @@ bench: deps build
 	$(PYTHON) bench/bench.py --cli $(BUILD_DIR)/torch2onnx --markdown docs/benchmarks.md
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(BUILD_113)

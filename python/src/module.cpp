@@ -78,9 +78,67 @@ ExportOptions options_from(const py::dict& d) {
   return o;
 }
 
+// One example argument as TorchScript sees it: tensors, None, bool, int,
+// float, str, and tuples, lists and str-keyed dicts of them (lists and dicts
+// typed by their unified element type). LibTorch's own
+// toTypeInferredIValue cannot be used: in torch 2.14 wheels it calls a
+// function libtorch_python does not export.
+c10::IValue ivalue_from(py::handle obj);
+
+c10::TypePtr unified_type(const std::vector<c10::IValue>& values, const char* what) {
+  c10::TypePtr t;
+  for (const auto& v : values) {
+    c10::TypePtr vt = v.type();
+    if (!t) {
+      t = vt;
+    } else if (auto u = c10::unifyTypes(t, vt)) {
+      t = *u;
+    } else {
+      throw py::type_error(std::string("the elements of a ") + what + " argument have different types (" +
+                           t->repr_str() + ", " + vt->repr_str() + ")");
+    }
+  }
+  return t;
+}
+
+c10::IValue ivalue_from(py::handle obj) {
+  if (THPVariable_Check(obj.ptr())) return THPVariable_Unpack(obj.ptr());
+  if (obj.is_none()) return {};
+  if (py::isinstance<py::bool_>(obj)) return obj.cast<bool>();
+  if (py::isinstance<py::int_>(obj)) return obj.cast<int64_t>();
+  if (py::isinstance<py::float_>(obj)) return obj.cast<double>();
+  if (py::isinstance<py::str>(obj)) return obj.cast<std::string>();
+  if (py::isinstance<py::tuple>(obj)) {
+    std::vector<c10::IValue> elems;
+    for (auto e : obj) elems.push_back(ivalue_from(e));
+    return c10::ivalue::Tuple::create(std::move(elems));
+  }
+  if (py::isinstance<py::list>(obj)) {
+    std::vector<c10::IValue> elems;
+    for (auto e : obj) elems.push_back(ivalue_from(e));
+    if (elems.empty()) return c10::List<at::Tensor>();  // an empty list is List[Tensor], as TorchScript types it
+    c10::impl::GenericList list(unified_type(elems, "list"));
+    for (auto& e : elems) list.push_back(std::move(e));
+    return list;
+  }
+  if (py::isinstance<py::dict>(obj)) {
+    std::vector<c10::IValue> keys, values;
+    for (auto item : obj.cast<py::dict>()) {
+      keys.push_back(ivalue_from(item.first));
+      values.push_back(ivalue_from(item.second));
+    }
+    if (keys.empty()) return c10::impl::GenericDict(c10::StringType::get(), c10::TensorType::get());
+    c10::impl::GenericDict dict(unified_type(keys, "dict's key"), unified_type(values, "dict"));
+    for (size_t i = 0; i < keys.size(); ++i) dict.insert(keys[i], values[i]);
+    return dict;
+  }
+  throw py::type_error("cannot pass an object of type " + std::string(py::str(py::type::handle_of(obj).attr("__name__"))) +
+                       " to the model as an example argument");
+}
+
 std::vector<c10::IValue> ivalues_from(const py::tuple& args) {
   std::vector<c10::IValue> out;
-  for (auto a : args) out.push_back(torch::jit::toTypeInferredIValue(a));
+  for (auto a : args) out.push_back(ivalue_from(a));
   return out;
 }
 

@@ -145,7 +145,7 @@ ir::Attribute attribute_from(const std::string& key, py::handle v) {
                                                               : "is";
     } else {
       throw py::type_error("attribute '" + key + "': cannot store a " +
-                           std::string(py::str(value.get_type().attr("__name__"))) + " as an ONNX attribute");
+                           std::string(py::str(py::type::handle_of(value).attr("__name__"))) + " as an ONNX attribute");
     }
   }
   try {
@@ -177,7 +177,7 @@ struct PyGraphContext {
     if (py::isinstance<py::int_>(h)) return ctx->const_int(h.cast<int64_t>());
     if (py::isinstance<py::float_>(h)) return ctx->const_scalar(ir::DType::Float, h.cast<double>());
     throw py::type_error("g.op inputs must be values, tensors, numbers or None, not " +
-                         std::string(py::str(h.get_type().attr("__name__"))));
+                         std::string(py::str(py::type::handle_of(h).attr("__name__"))));
   }
 
   py::object op(const std::string& name, py::args inputs, py::kwargs kwargs) {
@@ -207,7 +207,7 @@ void set_outputs(SymbolicContext& ctx, const py::object& result) {
   auto value_of = [](py::handle h) {
     if (!py::isinstance<PyValue>(h))
       throw SymbolicError("a symbolic function must return the values g.op made, not " +
-                          std::string(py::str(h.get_type().attr("__name__"))));
+                          std::string(py::str(py::type::handle_of(h).attr("__name__"))));
     return h.cast<PyValue&>().materialize();
   };
   auto set = [&](py::handle h, size_t k) {

@@ -1,47 +1,18 @@
-"""Runs exported models in ONNX Runtime and compares them with PyTorch.
-
-ONNX Runtime is reached through onnxruntime-node (the npm package) and a small
-Node script (run.js), found in this order: $TORCH2ONNX_ORT (a directory with
-run.js and node_modules/onnxruntime-node), the source tree's tools/ort when
-torch2onnx runs from its build tree, the copy installed with the package
-(onnxruntime-node resolved through NODE_PATH).
-"""
-import json
+"""Runs exported models in ONNX Runtime (the `onnxruntime` Python package) and
+compares them with PyTorch."""
 import os
-import shutil
-import subprocess
-import tempfile
+import time
 
 import numpy as np
 import torch
 
 from . import errors
 
-__all__ = ["VerificationError", "run_onnx_runtime", "verify", "ort_runner"]
+__all__ = ["VerificationError", "run_onnx_runtime", "verify", "ort_session"]
 
 
 class VerificationError(errors.OnnxExporterError, AssertionError):
     """ONNX Runtime's outputs differ from PyTorch's (or it could not run the model)."""
-
-
-def ort_runner():
-    """The path of run.js, or raises with how to install ONNX Runtime."""
-    candidates = []
-    if os.environ.get("TORCH2ONNX_ORT"):
-        candidates.append(os.path.join(os.environ["TORCH2ONNX_ORT"], "run.js"))
-    try:
-        from . import _build_info
-
-        candidates.append(os.path.join(_build_info.SOURCE_DIR, "tools", "ort", "run.js"))
-    except ImportError:
-        pass
-    candidates.append(os.path.join(os.path.dirname(__file__), "ort", "run.js"))
-    for c in candidates:
-        if os.path.exists(c):
-            return c
-    raise VerificationError(
-        "verify needs ONNX Runtime: install it with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node` "
-        "in a directory holding torch2onnx's tools/ort/run.js and set TORCH2ONNX_ORT to that directory")
 
 
 def _npy_array(value):
@@ -56,32 +27,45 @@ def _npy_array(value):
     return np.asarray(value)
 
 
-def run_onnx_runtime(model, inputs):
-    """Runs the ONNX model (a path or serialized bytes) on `inputs` (tensors,
-    numbers or arrays, in graph input order); returns the outputs as numpy arrays."""
-    if shutil.which("node") is None:
-        raise VerificationError("verify needs Node.js (`node`) to run ONNX Runtime (onnxruntime-node)")
-    runner = ort_runner()
-    with tempfile.TemporaryDirectory(prefix="torch2onnx-verify-") as tmp:
-        if isinstance(model, (bytes, bytearray)):
-            path = os.path.join(tmp, "model.onnx")
-            with open(path, "wb") as fh:
-                fh.write(model)
-        else:
-            path = os.fspath(model)
-        cmd = ["node", runner, path]
-        for i, value in enumerate(inputs):
-            p = os.path.join(tmp, f"in{i}.npy")
-            np.save(p, _npy_array(value))
-            cmd += ["--in", p]
-        out_dir = os.path.join(tmp, "out")
-        os.makedirs(out_dir)
-        cmd += ["--out", out_dir]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise VerificationError(f"ONNX Runtime could not run the model:\n{proc.stderr.strip()}")
-        summary = json.loads(proc.stdout)
-        return [np.load(os.path.join(out_dir, f"{i}.npy")) for i in range(len(summary["outputs"]))]
+def ort_session(model):
+    """An ONNX Runtime CPU session of the model (a path or serialized bytes),
+    all graph optimizations on, as deployments run it."""
+    try:
+        import onnxruntime
+    except ImportError as e:
+        raise VerificationError("verify needs ONNX Runtime: `pip install onnxruntime`") from e
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # errors only: ORT's warnings are about its own fusions
+    source = bytes(model) if isinstance(model, (bytes, bytearray)) else os.fspath(model)
+    try:
+        return onnxruntime.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own exception classes
+        raise VerificationError(f"ONNX Runtime could not load the model: {e}") from e
+
+
+def run_onnx_runtime(model, inputs, bench=0):
+    """Runs the ONNX model (a path, serialized bytes or an ort_session) on
+    `inputs` (tensors, numbers or arrays, in graph input order); returns the
+    outputs as numpy arrays. With bench=N, returns (outputs, median latency
+    of N more runs in milliseconds)."""
+    session = model if hasattr(model, "get_inputs") else ort_session(model)
+    declared = session.get_inputs()
+    if len(inputs) != len(declared):
+        raise VerificationError(f"the model has {len(declared)} inputs, {len(inputs)} values were given")
+    feeds = {d.name: _npy_array(v) for d, v in zip(declared, inputs)}
+    try:
+        outputs = session.run(None, feeds)
+    except Exception as e:
+        raise VerificationError(f"ONNX Runtime could not run the model: {e}") from e
+    if not bench:
+        return outputs
+    times = []
+    for _ in range(bench):
+        start = time.perf_counter()
+        session.run(None, feeds)
+        times.append((time.perf_counter() - start) * 1e3)
+    return outputs, sorted(times)[len(times) // 2]
 
 
 def _flatten(value, numbers):

@@ -519,12 +519,13 @@ class Converter : public ArgMaterializer {
   ir::DType list_dtype(std::initializer_list<const TValue*> vs) {
     for (const TValue* v : vs) {
       const ExampleInfo* info = v ? info_of(v) : nullptr;
-      if (info)
-        for (const auto& e : info->elements)
-          if (e.kind == ExampleInfo::Kind::Tensor && e.dtype != at::ScalarType::Undefined) return to_dtype(e.dtype);
-          else if (e.kind == ExampleInfo::Kind::Int) return ir::DType::Int64;
-          else if (e.kind == ExampleInfo::Kind::Float) return ir::DType::Double;
-          else if (e.kind == ExampleInfo::Kind::Bool) return ir::DType::Bool;
+      if (!info) continue;
+      for (const auto& e : info->elements) {
+        if (e.kind == ExampleInfo::Kind::Tensor && e.dtype != at::ScalarType::Undefined) return to_dtype(e.dtype);
+        if (e.kind == ExampleInfo::Kind::Int) return ir::DType::Int64;
+        if (e.kind == ExampleInfo::Kind::Float) return ir::DType::Double;
+        if (e.kind == ExampleInfo::Kind::Bool) return ir::DType::Bool;
+      }
     }
     return ir::DType::Float;
   }
@@ -864,7 +865,10 @@ class Converter : public ArgMaterializer {
 
   void flatten_output(const Slot& s, std::vector<ir::Value*>& out) {
     switch (s.kind) {
-      case Slot::Kind::Value: out.push_back(s.value); break;
+      case Slot::Kind::Value:
+      case Slot::Kind::Sequence:  // a list of run-time length: an ONNX sequence output
+        out.push_back(s.value);
+        break;
       case Slot::Kind::List:
         for (const Slot& e : s.elements) flatten_output(e, out);
         break;

@@ -12,6 +12,7 @@
 // Upsample (opset 9) and Resize-10 only have asymmetric coordinates and
 // truncating nearest rounding: they express nearest upsampling by integer
 // factors and nothing else.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -138,7 +139,7 @@ ir::Value* empty_float(SymbolicContext& ctx) { return ctx.constant(ir::Tensor::f
 
 // Resize-11/13 of x [N, C, spatial...] with the plan's sizes, or with
 // `scales` (one per spatial dim of x) when the plan has scale factors.
-ir::Value* resize11(SymbolicContext& ctx, ir::Value* x, const Plan& p, const std::vector<float>& scales) {
+ir::Value* resize11(SymbolicContext& ctx, ir::Value* x, const Plan& p, std::vector<float> scales) {
   std::string ctm, nearest_mode = "floor";
   std::string mode = p.mode;
   if (p.mode == "nearest") {
@@ -177,6 +178,19 @@ ir::Value* resize11(SymbolicContext& ctx, ir::Value* x, const Plan& p, const std
     const auto [in_size, out_size] = pt_dim < 0 ? std::pair<int64_t, int64_t>{1, 1} : spatial_sizes(ctx, pt_dim);
     out_sizes.push_back(out_size);
     same_shape = same_shape && in_size == out_size;
+    // ONNX sizes the output floor(in * scale) with the scale a float: ONNX's
+    // shape inference multiplies in double, ONNX Runtime in float, PyTorch
+    // (its scale a double) in double. For 10 * 0.7 that is 6, 7 and 7. The
+    // scale is moved by the fewest float steps that make all three agree
+    // (the sampling positions move by as little).
+    float& sc = scales[static_cast<size_t>(i)];
+    for (int step = 0; step < 16 && in_size > 0 && sc > 0; ++step) {
+      const auto in_double = static_cast<int64_t>(std::floor(static_cast<double>(in_size) * static_cast<double>(sc)));
+      const auto in_float = static_cast<int64_t>(std::floor(static_cast<float>(in_size) * sc));
+      if (in_double == out_size && in_float == out_size) break;
+      const bool up = std::min(in_double, in_float) < out_size;
+      sc = std::nextafter(sc, up ? std::numeric_limits<float>::infinity() : 0.0f);
+    }
     if (scales[static_cast<size_t>(i)] != 1.0f) grow = i;
   }
   std::vector<float> all{1.0f, 1.0f};

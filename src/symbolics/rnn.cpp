@@ -4,11 +4,13 @@
 // Concat, which constant folding turns into new initializers.
 //
 // Packed sequences: _pack_padded_sequence keeps the padded tensor (made
-// time-major) and passes the lengths on in place of batch_sizes; the .data
-// overloads of the RNNs give them to ONNX as sequence_lens, and
-// _pad_packed_sequence masks the steps past each length with padding_value.
-// This is only right when the packed data goes straight from packing through
-// RNNs to unpacking, which is how PackedSequence is used.
+// time-major) as the packed data, and computes PyTorch's batch_sizes from the
+// lengths (code reads them: nn.LSTM takes the batch size from
+// batch_sizes[0]); the .data overloads of the RNNs turn batch_sizes back into
+// lengths for ONNX's sequence_lens, and _pad_packed_sequence masks the steps
+// past each length with padding_value. The data is only right when it goes
+// straight from packing through RNNs to unpacking, which is how
+// PackedSequence is used.
 //
 // The cells (lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell) are one step
 // of plain arithmetic.
@@ -57,8 +59,26 @@ const char* cell_name(Cell c) {
 struct RnnArgs {
   size_t input = 0, hx = 1, params = 2, has_biases = 3, num_layers = 4, dropout = 5, train = 6, bidirectional = 7;
   std::optional<size_t> batch_first = 8;
-  std::optional<size_t> batch_sizes;  // .data: the lengths (see _pack_padded_sequence)
+  std::optional<size_t> batch_sizes;  // .data: PyTorch's batch_sizes
 };
+
+// PyTorch's batch_sizes of sorted (longest first) lengths: batch_sizes[t] =
+// the number of sequences longer than t, for t < the longest length.
+ir::Value* batch_sizes_of(SymbolicContext& ctx, ir::Value* lengths) {
+  ir::Value* longest = helpers::reduce(ctx, "ReduceMax", lengths, {0}, false);
+  ir::Value* t = helpers::unsqueeze(ctx, helpers::arange(ctx, longest), {1});                 // [T, 1]
+  ir::Value* longer = ctx.op("Greater", {helpers::unsqueeze(ctx, lengths, {0}), t});        // [T, B]
+  return helpers::reduce(ctx, "ReduceSum", ctx.cast(longer, ir::DType::Int64), {1}, false);  // [T]
+}
+
+// The lengths back from batch_sizes: lengths[b] = the number of steps with
+// more than b sequences, for b < the batch size (dim 1 of the time-major data).
+ir::Value* lengths_of(SymbolicContext& ctx, ir::Value* batch_sizes, ir::Value* data) {
+  ir::Value* sizes = ctx.cast(batch_sizes, ir::DType::Int64);
+  ir::Value* b = helpers::unsqueeze(ctx, helpers::arange(ctx, helpers::dim_size(ctx, data, 1)), {0});  // [1, B]
+  ir::Value* more = ctx.op("Greater", {helpers::unsqueeze(ctx, sizes, {1}), b});                      // [T, B]
+  return helpers::reduce(ctx, "ReduceSum", ctx.cast(more, ir::DType::Int64), {0}, false);             // [B]
+}
 
 // aten::lstm.input(input, hx[], params[], has_biases, num_layers, dropout, train, bidirectional, batch_first)
 // aten::lstm.data(data, batch_sizes, hx[], params[], has_biases, num_layers, dropout, train, bidirectional)
@@ -96,8 +116,8 @@ void rnn(SymbolicContext& ctx, Cell cell) {
   ir::Value* x = ctx.in(a.input);
   ir::Value* seq_lens = nullptr;
   if (packed) {
-    // [T, B, F] padded data; the lengths are int64.
-    seq_lens = ctx.cast(ctx.in(*a.batch_sizes), ir::DType::Int32);
+    // [T, B, F] padded data (see _pack_padded_sequence).
+    seq_lens = ctx.cast(lengths_of(ctx, ctx.in(*a.batch_sizes), x), ir::DType::Int32);
   } else {
     // (nn.LSTM & co. add the batch axis of unbatched inputs before calling the op.)
     if (ctx.rank(a.input) != 3) ctx.fail("expected a 3-D input");
@@ -153,7 +173,7 @@ void rnn_tanh(SymbolicContext& ctx) { rnn(ctx, Cell::RNNTanh); }
 void rnn_relu(SymbolicContext& ctx) { rnn(ctx, Cell::RNNRelu); }
 
 // aten::_pack_padded_sequence(input, lengths, batch_first) -> (data, batch_sizes):
-// here (the padded input made time-major [T, B, *], the int64 lengths).
+// here (the padded input made time-major [T, B, *], PyTorch's batch_sizes).
 void pack_padded_sequence(SymbolicContext& ctx) {
   ir::Value* x = ctx.in(0);
   const int64_t rank = ctx.rank(0);
@@ -164,7 +184,8 @@ void pack_padded_sequence(SymbolicContext& ctx) {
     x = ctx.op("Transpose", {x}, {{"perm", perm}});
   }
   ctx.out(x, 0);
-  ctx.out(ctx.cast(ctx.in(1), ctx.out_dtype(1) == ir::DType::Undefined ? ir::DType::Int64 : ctx.out_dtype(1)), 1);
+  ir::Value* batch_sizes = batch_sizes_of(ctx, ctx.cast(ctx.in(1), ir::DType::Int64));
+  ctx.out(ctx.cast(batch_sizes, ctx.out_dtype(1) == ir::DType::Undefined ? ir::DType::Int64 : ctx.out_dtype(1)), 1);
 }
 
 // Positions 0..n-1 as a 1-D int64 value, n a 1-element int64 value.
@@ -172,14 +193,14 @@ ir::Value* positions(SymbolicContext& ctx, ir::Value* n) { return helpers::arang
 
 // aten::_pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length)
 //   -> (padded, lengths): data is the time-major padded output of an RNN's .data
-// overload and batch_sizes the lengths (see _pack_padded_sequence). PyTorch pads
-// to total_length steps (which pad_packed_sequence sets to the longest length
+// overload (see _pack_padded_sequence). PyTorch pads to total_length steps
+// (which pad_packed_sequence sets to the longest length, batch_sizes.size(0),
 // when not given); steps past each sequence's length hold padding_value.
 void pad_packed_sequence(SymbolicContext& ctx) {
   ir::Value* y = ctx.in(0);
   const ir::DType dt = ctx.dtype(0);
   const int64_t rank = ctx.out_info(0).has_sizes ? ctx.out_info(0).rank() : 3;
-  ir::Value* lengths = ctx.cast(ctx.in(1), ir::DType::Int64);
+  ir::Value* lengths = lengths_of(ctx, ctx.in(1), y);
   const bool batch_first = ctx.b(2);
   const double padding_value = ctx.f(3);
   // Steps: total_length when known (else the padded data's own length). Data
@@ -191,6 +212,10 @@ void pad_packed_sequence(SymbolicContext& ctx) {
     ir::Value* zshape = ctx.op("Concat", {ctx.const_ints({total}), rest}, {{"axis", int64_t{0}}});
     ir::Value* zeros = ctx.op("ConstantOfShape", {zshape}, {{"value", ir::Tensor::from_doubles(dt, {0.0}, {1})}});
     y = helpers::slice(ctx, ctx.op("Concat", {y, zeros}, {{"axis", int64_t{0}}}), {0}, {0}, {total});
+  } else if (!ctx.none(4) && !ctx.constant(4) && ctx.opset() >= 10) {
+    // The longest length, computed (batch_sizes.size(0)): the padded data may have more steps.
+    ir::Value* total = helpers::unsqueeze(ctx, ctx.scalar_value(4, ir::DType::Int64), {0});
+    y = helpers::slice_dynamic(ctx, y, ctx.const_ints({0}), total, ctx.const_ints({0}), nullptr);
   }
   // mask[t, b] = t < lengths[b]
   ir::Value* steps = helpers::slice(ctx, ctx.op("Shape", {y}), {0}, {0}, {1});

@@ -1,7 +1,9 @@
-// PyTorch's fused transformer fast paths, recorded when nn.MultiheadAttention
-// (need_weights=False) or nn.TransformerEncoderLayer run in eval mode under
-// no_grad: aten::_native_multi_head_attention and
-// aten::_transformer_encoder_layer_fwd, exported as the standard ops they
+// Attention: aten::scaled_dot_product_attention (PyTorch 2.x; what
+// nn.MultiheadAttention and nn.TransformerEncoderLayer record outside their
+// fast paths) and PyTorch's fused transformer fast paths, recorded when
+// nn.MultiheadAttention (need_weights=False) or nn.TransformerEncoderLayer run
+// in eval mode under no_grad: aten::_native_multi_head_attention and
+// aten::_transformer_encoder_layer_fwd. All exported as the standard ops they
 // compute (MatMul, Softmax, LayerNormalization, ...).
 #include <cmath>
 #include <limits>
@@ -135,9 +137,120 @@ void transformer_encoder_layer(SymbolicContext& ctx) {
   ctx.out(x);
 }
 
+// Softmax over the last axis where a row whose scores are all -inf (fully
+// masked) gives zeros, not NaN: PyTorch's _safe_softmax, which
+// scaled_dot_product_attention uses.
+ir::Value* safe_softmax(SymbolicContext& ctx, ir::Value* scores, ir::DType dt) {
+  ir::Value* probs = ctx.op("Softmax", {scores}, {{"axis", int64_t{-1}}});
+  ir::Value* row_max = helpers::reduce(ctx, "ReduceMax", scores, {-1}, true);
+  ir::Value* masked_row = helpers::equal(ctx, row_max, ctx.const_scalar(dt, -std::numeric_limits<double>::infinity()));
+  return ctx.op("Where", {masked_row, ctx.const_scalar(dt, 0.0), probs});
+}
+
+// is_causal's mask [L, S]: query i sees keys 0..i (top-left aligned, as
+// PyTorch's tril), from the run-time sizes.
+ir::Value* causal_mask(SymbolicContext& ctx, ir::Value* q, ir::Value* k, int64_t q_rank, int64_t k_rank) {
+  ir::Value* rows = helpers::arange(ctx, helpers::dim_size(ctx, q, q_rank - 2));
+  ir::Value* cols = helpers::arange(ctx, helpers::dim_size(ctx, k, k_rank - 2));
+  ir::Value* above = ctx.op("Greater", {helpers::unsqueeze(ctx, cols, {0}), helpers::unsqueeze(ctx, rows, {1})});
+  return ctx.op("Not", {above});
+}
+
+// key/value [..., Hk, S, E] -> [..., Hk * groups, S, E], each head repeated
+// `groups` times in place (repeat_interleave on dim -3), for enable_gqa.
+ir::Value* repeat_heads(SymbolicContext& ctx, ir::Value* x, const std::vector<int64_t>& sizes, int64_t groups) {
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> reps(static_cast<size_t>(rank + 1), 1);  // tile [..., Hk, 1, S, E] to [..., Hk, groups, S, E]
+  reps[static_cast<size_t>(rank - 2)] = groups;
+  ir::Value* tiled = ctx.op("Tile", {helpers::unsqueeze(ctx, x, {rank - 2}), ctx.const_ints(reps)});
+  // Batch sizes (0: kept as they are) and S (-1) may change at run time.
+  std::vector<int64_t> merged(sizes.begin(), sizes.end());
+  for (int64_t d = 0; d < rank - 3; ++d) merged[static_cast<size_t>(d)] = 0;
+  merged[static_cast<size_t>(rank - 3)] *= groups;
+  merged[static_cast<size_t>(rank - 2)] = -1;
+  return helpers::reshape(ctx, tiled, merged);
+}
+
+// aten::scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+//     is_causal=False, *, scale=None, enable_gqa=False)
+void scaled_dot_product_attention(SymbolicContext& ctx) {
+  const ir::DType dt = ctx.dtype(0);
+  if (!ir::is_floating(dt)) ctx.fail("expected floating-point query, key and value");
+  const int64_t q_rank = ctx.rank(0), k_rank = ctx.rank(1);
+  if (q_rank < 2 || k_rank < 2 || ctx.rank(2) < 2) ctx.fail("query, key and value need at least 2 dimensions");
+  const double dropout_p = ctx.none(4) ? 0.0 : ctx.f(4);
+  const bool is_causal = !ctx.none(5) && ctx.b(5);
+  const bool enable_gqa = ctx.num_args() > 7 && !ctx.none(7) && ctx.b(7);
+  if (dropout_p < 0 || dropout_p > 1) ctx.fail("dropout_p must be between 0 and 1");
+  if (is_causal && !ctx.none(3)) ctx.fail("an explicit attn_mask cannot be given with is_causal=True (as in PyTorch)");
+
+  ir::Value* q = ctx.in(0);
+  ir::Value* k = ctx.in(1);
+  ir::Value* v = ctx.in(2);
+  if (enable_gqa) {
+    const auto& qs = ctx.sizes(0);
+    const auto& ks = ctx.sizes(1);
+    if (q_rank < 3 || k_rank < 3 || ctx.rank(2) != k_rank) ctx.fail("enable_gqa needs (..., heads, L, E) inputs");
+    const int64_t hq = qs[q_rank - 3], hk = ks[k_rank - 3];
+    if (hk <= 0 || hq % hk) ctx.fail("enable_gqa: the query's heads must be a multiple of the key's heads");
+    if (hq != hk) {
+      k = repeat_heads(ctx, k, ks, hq / hk);
+      v = repeat_heads(ctx, v, ctx.sizes(2), hq / hk);
+    }
+  }
+
+  // The scale is 1/sqrt(E) unless given; q and k are each scaled by its
+  // square root before the product, as PyTorch's math kernel does.
+  double scale = 0;
+  if (auto given = ctx.num_args() > 6 ? ctx.opt_f(6) : std::nullopt) {
+    scale = *given;
+  } else {
+    const int64_t e = ctx.sizes(0).back();
+    if (e <= 0) ctx.fail("the query's last dimension is empty");
+    scale = 1.0 / std::sqrt(static_cast<double>(e));
+  }
+  std::vector<int64_t> perm(static_cast<size_t>(k_rank));
+  for (int64_t d = 0; d < k_rank; ++d) perm[static_cast<size_t>(d)] = d;
+  std::swap(perm[static_cast<size_t>(k_rank - 1)], perm[static_cast<size_t>(k_rank - 2)]);
+  ir::Value* kt = ctx.op("Transpose", {k}, {{"perm", perm}});
+  ir::Value* scores;
+  if (scale >= 0) {
+    ir::Value* root = ctx.const_scalar(dt, std::sqrt(scale));
+    scores = ctx.op("MatMul", {ctx.op("Mul", {q, root}), ctx.op("Mul", {kt, root})});
+  } else {
+    scores = ctx.op("Mul", {ctx.op("MatMul", {q, kt}), ctx.const_scalar(dt, scale)});
+  }
+
+  bool float_mask = false;
+  ir::Value* masked = nullptr;  // bool, true = may attend
+  if (is_causal) masked = causal_mask(ctx, q, k, q_rank, k_rank);
+  if (!ctx.none(3)) {
+    if (ctx.dtype(3) == ir::DType::Bool) {
+      masked = ctx.in(3);
+    } else {  // a float mask is added to the scores
+      scores = ctx.op("Add", {scores, ctx.in_as(3, dt)});
+      float_mask = true;
+    }
+  }
+  if (masked) scores = ctx.op("Where", {masked, scores, ctx.const_scalar(dt, -std::numeric_limits<double>::infinity())});
+  ir::Value* probs = masked || float_mask ? safe_softmax(ctx, scores, dt)
+                                         : ctx.op("Softmax", {scores}, {{"axis", int64_t{-1}}});
+  if (dropout_p > 0) {  // applied whatever the module's mode, as PyTorch does: random at run time
+    if (dropout_p == 1) {
+      probs = ctx.op("Mul", {probs, ctx.const_scalar(dt, 0.0)});
+    } else {
+      ir::Value* u = ctx.op("RandomUniformLike", {probs}, {{"dtype", static_cast<int64_t>(dt)}});
+      ir::Value* keep = ctx.cast(ctx.op("Less", {u, ctx.const_scalar(dt, 1.0 - dropout_p)}), dt);
+      probs = ctx.op("Mul", {probs, ctx.op("Mul", {keep, ctx.const_scalar(dt, 1.0 / (1.0 - dropout_p))})});
+    }
+  }
+  ctx.out(ctx.op("MatMul", {probs, v}));
+}
+
 }  // namespace
 
 void register_transformer(Registry& r) {
+  r.add("aten::scaled_dot_product_attention", 9, scaled_dot_product_attention);
   r.add("aten::_native_multi_head_attention", 9, native_multi_head_attention);
   r.add("aten::_transformer_encoder_layer_fwd", 9, transformer_encoder_layer);
 }

@@ -45,6 +45,15 @@ def dyn(**axes):
     return ("--dynamic-axes", json.dumps({k: list(v) for k, v in axes.items()}, separators=(",", ":")))
 
 
+
+class ScriptedNorms(torch.nn.Module):
+    """Scripted code calls aten::norm and aten::frobenius_norm directly
+    (torch 2.x traces torch.norm as aten::linalg_vector_norm)."""
+
+    def forward(self, a):
+        return a.norm(2.0, [1]), a.norm(1), a.norm(3.0, [0, 2], True), torch.frobenius_norm(a, [0, 1], False)
+
+
 CASES = [
     # ---- sum
     Case("sum_all", lambda a: a.sum(), (x,)),
@@ -228,6 +237,7 @@ CASES = [
     Case("frobenius_norm_dim", lambda a: torch.norm(a, p="fro", dim=(1, 2)), (x,)),
     Case("frobenius_norm_keepdim", lambda a: torch.norm(a, p="fro", dim=(0, 1), keepdim=True), (x,)),
     Case("norm_0d", lambda a: a[0].norm(), (v,)),
+    Case("norm_scripted", ScriptedNorms(), (x,), script=True),
     Case("linalg_vector_norm", lambda a: torch.linalg.vector_norm(a), (x,)),
     Case("linalg_vector_norm_keepdim", lambda a: torch.linalg.vector_norm(a, keepdim=True), (x,)),
     Case("linalg_vector_norm_dim", lambda a: torch.linalg.vector_norm(a, 3, dim=(0, -1)), (x,)),

@@ -107,7 +107,7 @@ CASES = [
     Case("index_select_neg_dim", lambda a, i: torch.index_select(a, -1, i), (x, torch.tensor([5, 0]))),
     Case("index_select_int32", lambda a, i: a.index_select(0, i), (xi, torch.tensor([2, 1], dtype=torch.int32))),
     Case("index_select_0d_index", lambda a, i: a.index_select(0, i[1]), (x, torch.tensor([0, 3]))),
-    Case("index_select_0d_self", lambda a, i: a[0].index_select(0, i), (v, torch.tensor([0, 0, 0]))),
+    Case("index_select_0d_self", lambda a, i: a[0].index_select(0, i), (v, torch.tensor([0]))),
     Case("index_select_1d", lambda a, i: a.index_select(0, i), (r(7), torch.tensor([6, 0, 2]))),
     Case("index_select_bool", lambda a, i: a.index_select(2, i), (b, torch.tensor([1, 1]))),
     Case("index_select_empty", lambda a, i: a.index_select(1, i[:0]), (x, torch.tensor([1, 2]))),

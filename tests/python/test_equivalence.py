@@ -1,6 +1,7 @@
 """torch2onnx.export and torch.onnx.export on the documented models: both
 models, run in ONNX Runtime on the same inputs, compute the same outputs (and
 match PyTorch)."""
+import inspect
 import os
 import sys
 import warnings
@@ -14,6 +15,9 @@ from conftest import assert_matches, check_onnx, harness, run_ort
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models"))
 import zoo  # noqa: E402
 
+# torch.onnx's TorchScript exporter: torch 2.x defaults to its dynamo exporter.
+TORCHSCRIPT_EXPORTER = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+
 # vgg16 is left to the model tests (tests/models): it is the slowest for torch.onnx and adds nothing here.
 MODELS = [m for m in zoo.MODELS if m != "vgg16"]
 
@@ -26,11 +30,17 @@ def test_same_outputs_as_torch_onnx(tmp_path, name):
     torch2onnx.export(model, args, ours, opset_version=17)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, args, theirs, opset_version=17)
+        torch.onnx.export(model, args, theirs, opset_version=17, **TORCHSCRIPT_EXPORTER)
     ours_proto, theirs_proto = check_onnx(ours), check_onnx(theirs)
-    assert len(ours_proto.graph.input) == len(theirs_proto.graph.input)
     inputs = harness.flatten(args)
-    ours_out, theirs_out = run_ort(ours, inputs), run_ort(theirs, inputs)
+    assert len(ours_proto.graph.input) == len(inputs)
+    # torch.onnx drops inputs the graph does not use: in torch 2.x,
+    # word_lm_transformer's causal mask (TransformerEncoder detects it and
+    # calls attention with is_causal=True instead). torch2onnx keeps every
+    # argument as an input for now (issue 17, graph interface).
+    unused = len(inputs) - len(theirs_proto.graph.input)
+    assert unused == (1 if name == "word_lm_transformer" and torch.__version__ >= "2" else 0)
+    ours_out, theirs_out = run_ort(ours, inputs), run_ort(theirs, inputs[:len(theirs_proto.graph.input)])
     harness.compare([torch.from_numpy(o) for o in theirs_out], ours_out)
     with torch.no_grad():
         assert_matches(model(*args), ours_out)
