@@ -54,10 +54,11 @@ $(VENV_113)/.installed: requirements/torch-1.13.txt | apt-deps
 	$(PYTHON_113) -m pip install -q --disable-pip-version-check --no-deps -r $<
 	@touch $@
 
-$(BUILD_DIR)/CMakeCache.txt: CMakeLists.txt cmake/Torch.cmake $(VENV)/.installed
+# (CMakeFiles/Makefile.cmake exists once a configuration succeeded; a failed one leaves a CMakeCache.txt.)
+$(BUILD_DIR)/CMakeFiles/Makefile.cmake: CMakeLists.txt cmake/Torch.cmake $(VENV)/.installed
 	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DT2O_TORCH=wheel -DT2O_PYTHON=$(CURDIR)/$(PYTHON)
 
-build: deps $(BUILD_DIR)/CMakeCache.txt
+build: deps $(BUILD_DIR)/CMakeFiles/Makefile.cmake
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
 # The whole suite on torch 2.14, then the 1.13 build on its subset.
@@ -71,10 +72,10 @@ test-zoo: build
 
 # Debian's LibTorch 1.13.1: every stage (unit, CLI, operators, a model per
 # family, the Python package, the C++ API), labelled `legacy` in tests/.
-$(BUILD_113)/CMakeCache.txt: CMakeLists.txt cmake/Torch.cmake $(VENV_113)/.installed
+$(BUILD_113)/CMakeFiles/Makefile.cmake: CMakeLists.txt cmake/Torch.cmake $(VENV_113)/.installed
 	cmake -S . -B $(BUILD_113) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DT2O_TORCH=system -DT2O_PYTHON=$(CURDIR)/$(PYTHON_113)
 
-build-1.13: apt-deps $(BUILD_113)/CMakeCache.txt
+build-1.13: apt-deps $(BUILD_113)/CMakeFiles/Makefile.cmake
 	cmake --build $(BUILD_113) -j$(JOBS)
 
 test-1.13: build-1.13

@@ -1,22 +1,26 @@
 """torch2onnx vs torch.onnx.export, side by side on this machine.
 
-For each model: a traced TorchScript archive and its example args are made
-once; then both exporters run as separate processes on the same archive:
+For each model: a traced TorchScript archive, its example args and its
+state_dict are made once; then each exporter runs as a separate process:
 
-  torch2onnx:  torch2onnx export model.pt --args args.pt -o t2o.onnx
-  torch.onnx:  python3 -c "torch.onnx.export(torch.jit.load('model.pt'), args, 'ref.onnx')"
+  torch2onnx:        torch2onnx export model.pt --args args.pt -o t2o.onnx
+  torch.onnx (TS):   torch.onnx.export(torch.jit.load('model.pt'), args, 'ref.onnx', dynamo=False)
+  torch.onnx (dynamo, torch 2.x with onnxscript): the eager model rebuilt from
+                     its state_dict, torch.onnx.export(model, args, 'dyn.onnx', dynamo=True)
 
 and the table shows end-to-end seconds (median of --repeat runs), the
-torch.onnx.export call alone, peak RSS, node count, file size and ONNX Runtime
-latency of both files.
+torch.onnx.export call alone, peak RSS, node count, file size, ONNX Runtime
+latency of each file, and whether each file matches eager PyTorch in ONNX
+Runtime (max |ort - torch| <= 1e-4 * (1 + max |torch|)).
 
-    /usr/bin/python3 bench/bench.py [--models resnet50,vgg16] [--repeat 3] [--markdown docs/benchmarks.md]
+    build/venv/bin/python bench/bench.py [--models resnet50,vgg16] [--repeat 3] [--markdown docs/benchmarks.md]
 
 Besides the models: the cost per node on generated graphs of 1k, 10k and
 100k nodes (--scaling), and a model with 2.5 GiB of weights (--big), which
 goes to ONNX external data.
 """
 import argparse
+import inspect
 import json
 import os
 import shutil
@@ -61,6 +65,17 @@ def transformer_encoder_12():
     return Encoder12().eval(), (torch.randn(128, 2, 768),)
 
 
+def vit_b_16():
+    """torchvision's ViT-B/16 at its full 224x224 size (random weights; its
+    zero-initialized head randomized too, so that outputs are not all zero)."""
+    import torchvision
+
+    torch.manual_seed(0)
+    model = torchvision.models.vit_b_16()
+    zoo._randomize_zero_weights(model)
+    return model.eval(), (torch.randn(1, 3, 224, 224),)
+
+
 class Chain(torch.nn.Module):
     """n elementwise nodes in a row, for the cost per node. No per-node
     constants: traced Python numbers become 0-d tensor constants, whose
@@ -77,21 +92,50 @@ class Chain(torch.nn.Module):
         return x
 
 
-MODELS = {**zoo.MODELS, "swin_t": tv_zoo.MODELS["swin_t"], "transformer_encoder_12": transformer_encoder_12,
+MODELS = {**zoo.MODELS, "swin_t": tv_zoo.MODELS["swin_t"], "vit_b_16": vit_b_16,
+          "transformer_encoder_12": transformer_encoder_12,
           "big_2.5GiB": lambda: (zoo.Big().eval(), (torch.randn(2, 8192),))}
 for _n in (1000, 10000, 100000):
     MODELS[f"chain_{_n // 1000}k"] = (lambda n: lambda: (Chain(n), (torch.randn(4, 4),)))(_n)
 
 REFERENCE = r"""
-import sys, time, torch
+import inspect, sys, time, warnings, torch
+warnings.simplefilter("ignore")
 pt, args_pt, out, opset = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 t0 = time.time()
 m = torch.jit.load(pt)
 args = torch.load(args_pt)
-torch.onnx.export(m, args, out, opset_version=opset)
-print("call", time.time() - t0)
+kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+torch.onnx.export(m, args, out, opset_version=opset, **kw)
+print("T2O_CALL_SECONDS", time.time() - t0)
 print(open("/proc/self/status").read(), file=sys.stderr)
 """
+
+# torch.onnx's default exporter (torch.export + onnxscript) needs the eager
+# module: rebuilt here, with the benchmark's weights.
+DYNAMO = r"""
+import sys, time, warnings, torch
+warnings.simplefilter("ignore")
+sys.path.insert(0, sys.argv[1])
+import bench
+name, state, args_pt, out, opset = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6])
+module, _ = bench.MODELS[name]()
+module.load_state_dict(torch.load(state))
+module.eval()
+args = torch.load(args_pt)
+t0 = time.time()
+torch.onnx.export(module, args, out, dynamo=True, opset_version=opset)
+print("T2O_CALL_SECONDS", time.time() - t0)
+print(open("/proc/self/status").read(), file=sys.stderr)
+"""
+
+
+def has_dynamo_exporter():
+    try:
+        import onnxscript  # noqa: F401
+    except ImportError:
+        return False
+    return "dynamo" in inspect.signature(torch.onnx.export).parameters
 
 
 def peak_rss_mb(text):
@@ -125,33 +169,55 @@ def ort_latency(path, inputs, work, runs):
     return summary["latency_ms"]
 
 
-def bench_model(name, cli, repeat, opset, work, ort_runs, ref_timeout=900):
+def call_seconds(stdout):
+    for line in stdout.splitlines():
+        if line.startswith("T2O_CALL_SECONDS"):
+            return float(line.split()[1])
+    return float("nan")
+
+
+EXPORTERS = ("t2o", "ref", "dyn")
+
+
+def bench_model(name, cli, repeat, opset, work, ort_runs, ref_timeout=900, dynamo=True):
     module, args = MODELS[name]()
     pt, args_pt = os.path.join(work, f"{name}.pt"), os.path.join(work, f"{name}_args.pt")
+    state = os.path.join(work, f"{name}_state.pt")
     harness.trace(module, args, pt)
     torch.save(args, args_pt)
+    torch.save(module.state_dict(), state)
     weights_mb = sum(t.numel() * t.element_size() for t in module.state_dict().values()) / 1e6
+    with torch.no_grad():
+        expected = harness.flatten(module(*args))
     del module
     # Each exporter writes into its own directory (torch.onnx puts external
     # data in one file per tensor), whose files make the size.
-    t2o_dir, ref_dir = os.path.join(work, f"{name}.t2o"), os.path.join(work, f"{name}.ref")
-    t2o_out, ref_out = os.path.join(t2o_dir, "model.onnx"), os.path.join(ref_dir, "model.onnx")
-
-    env = dict(os.environ, T2O_TIMING="1")
-    t2o, ref = [], []
-    for _ in range(repeat):  # alternate, so both see the same machine state
-        for d in (t2o_dir, ref_dir):
-            shutil.rmtree(d, ignore_errors=True)
-            os.makedirs(d)
-        t2o.append(run_measured([cli, "export", pt, "--args", args_pt, "-o", t2o_out, "--opset", str(opset)], env))
-        try:
-            ref.append(run_measured([sys.executable, "-c", REFERENCE, pt, args_pt, ref_out, str(opset)],
-                                    timeout=ref_timeout))
-        except RuntimeError as e:
-            ref_error = str(e).strip().splitlines()[-1]
-            print(f"{name}: torch.onnx.export failed: {ref_error}", file=sys.stderr)
-            ref = []
-            break
+    dirs = {e: os.path.join(work, f"{name}.{e}") for e in EXPORTERS}
+    outs = {e: os.path.join(d, "model.onnx") for e, d in dirs.items()}
+    commands = {
+        "t2o": ([cli, "export", pt, "--args", args_pt, "-o", outs["t2o"], "--opset", str(opset)],
+                dict(os.environ, T2O_TIMING="1")),
+        "ref": ([sys.executable, "-c", REFERENCE, pt, args_pt, outs["ref"], str(opset)], None),
+        "dyn": ([sys.executable, "-c", DYNAMO, os.path.dirname(os.path.abspath(__file__)), name, state, args_pt,
+                 outs["dyn"], str(opset)], None),
+    }
+    runs = {e: [] for e in EXPORTERS}
+    failed = set() if dynamo else {"dyn"}
+    for _ in range(repeat):  # alternate, so all see the same machine state
+        for e in EXPORTERS:
+            if e in failed:
+                continue
+            shutil.rmtree(dirs[e], ignore_errors=True)
+            os.makedirs(dirs[e])
+            cmd, env = commands[e]
+            try:
+                runs[e].append(run_measured(cmd, env, timeout=None if e == "t2o" else ref_timeout))
+            except RuntimeError as err:
+                if e == "t2o":
+                    raise
+                print(f"{name}: {e} failed: {str(err).strip().splitlines()[-1]}", file=sys.stderr)
+                failed.add(e)
+                runs[e] = []
     inputs = [t.numpy() for t in harness.flatten(args)]
 
     def size_mb(path):
@@ -164,35 +230,45 @@ def bench_model(name, cli, repeat, opset, work, ort_runs, ref_timeout=900):
     def med(xs):
         return statistics.median(xs) if xs else None
 
-    row = {
-        "model": name,
-        "weights_mb": weights_mb,
-        "t2o_s": med([w for w, _, _ in t2o]),
-        "ref_s": med([w for w, _, _ in ref]),
-        "ref_call_s": med([float(o.split("call")[-1]) for _, _, o in ref]),
-        "t2o_rss_mb": max(r for _, r, _ in t2o),
-        "ref_rss_mb": max((r for _, r, _ in ref), default=None),
-        "t2o_nodes": nodes(t2o_out),
-        "ref_nodes": nodes(ref_out) if ref else None,
-        "t2o_mb": size_mb(t2o_out),
-        "ref_mb": size_mb(ref_out) if ref else None,
-    }
-    # ONNX Runtime latency: 5 rounds alternating between the two files, each
+    def matches(path):
+        try:
+            actual, _ = harness.run_ort(path, inputs)
+            harness.compare(expected, actual)
+            return True
+        except AssertionError as err:
+            print(f"{name}: {path} does not match PyTorch: {str(err).splitlines()[0][:300]}", file=sys.stderr)
+            return False
+
+    row = {"model": name, "weights_mb": weights_mb}
+    for e in EXPORTERS:
+        ok = bool(runs[e])
+        row[f"{e}_s"] = med([w for w, _, _ in runs[e]])
+        row[f"{e}_call_s"] = None if e == "t2o" or not ok else med([call_seconds(o) for _, _, o in runs[e]])
+        row[f"{e}_rss_mb"] = max((r for _, r, _ in runs[e]), default=None)
+        row[f"{e}_nodes"] = nodes(outs[e]) if ok else None
+        row[f"{e}_mb"] = size_mb(outs[e]) if ok else None
+        row[f"{e}_match"] = matches(outs[e]) if ok else None
+    # ONNX Runtime latency: 5 rounds alternating between the files, each
     # the median of enough runs for about half a second; the median round.
-    t2o_ms, ref_ms = [], []
+    latencies = {e: [] for e in EXPORTERS}
     if ort_runs:
-        estimate = ort_latency(t2o_out, inputs, work, 3)
-        runs = max(ort_runs, min(500, int(500 / max(estimate, 1e-3))))
+        estimate = ort_latency(outs["t2o"], inputs, work, 3)
+        n = max(ort_runs, min(500, int(500 / max(estimate, 1e-3))))
         for _ in range(5):
-            t2o_ms.append(ort_latency(t2o_out, inputs, work, runs))
-            if ref:
-                ref_ms.append(ort_latency(ref_out, inputs, work, runs))
-    row["t2o_ort_ms"] = statistics.median(t2o_ms) if t2o_ms else None
-    row["ref_ort_ms"] = statistics.median(ref_ms) if ref_ms else None
-    row["speedup"] = row["ref_s"] / row["t2o_s"] if ref else None
-    for d in (t2o_dir, ref_dir):
+            for e in EXPORTERS:
+                if runs[e] and row[f"{e}_match"] is not None:
+                    try:
+                        latencies[e].append(ort_latency(outs[e], inputs, work, n))
+                    except AssertionError:
+                        pass
+    for e in EXPORTERS:
+        row[f"{e}_ort_ms"] = med(latencies[e])
+    fastest_ref = min((row[f"{e}_s"] for e in ("ref", "dyn") if row[f"{e}_s"] is not None), default=None)
+    row["speedup"] = fastest_ref / row["t2o_s"] if fastest_ref else None
+    for d in dirs.values():
         shutil.rmtree(d, ignore_errors=True)
-    os.remove(pt)
+    for f in (pt, state):
+        os.remove(f)
     return row
 
 
@@ -203,28 +279,40 @@ def fmt(v, spec, missing="failed"):
 def table(rows, opset, repeat, baseline_mb):
     lines = [
         f"Export to ONNX opset {opset}, median of {repeat} runs, on this machine ({os.cpu_count()} cores, "
-        f"torch {torch.__version__}). *End to end* is the whole process, from the archive on disk to the written "
-        f"model (for torch.onnx: `python3 -c \"torch.onnx.export(torch.jit.load(...), ...)\"`, its export call "
-        f"alone in parentheses). *Peak RSS* is the process's high-water mark; *over baseline* is torch2onnx's "
-        f"peak minus its peak on a model with no weights to speak of ({baseline_mb:.0f} MB: LibTorch loaded), "
-        f"in MB and as a multiple of the weights' size (models under 1 MB of weights: MB only; on models of a few "
-        f"MB, the MB are the code each export touches, not weights). *ORT ms*: ONNX Runtime latency of each file on the example inputs (5 rounds alternating between the two files, each the median of enough runs for about 0.5 s, at least --ort-runs; the median round).",
+        f"torch {torch.__version__}). Three exporters: torch2onnx, torch.onnx's TorchScript exporter "
+        f"(`dynamo=False`, *TS*) and torch.onnx's default exporter (`dynamo=True`, *dynamo*; it writes opset 18 "
+        f"whatever opset is asked for). *End to end* is the whole process, from the archive on disk (dynamo: from "
+        f"the eager model, rebuilt in the process) to the written model; the export call alone in parentheses. "
+        f"*Speedup* is torch2onnx's end to end against the faster torch.onnx. *Peak RSS* is the process's "
+        f"high-water mark; *over baseline* is torch2onnx's peak minus its peak on a model with no weights to speak "
+        f"of ({baseline_mb:.0f} MB: LibTorch loaded), in MB and as a multiple of the weights' size (models under "
+        f"1 MB of weights: MB only). *Matches*: the file run in ONNX Runtime against eager PyTorch, "
+        f"max |ort - torch| <= 1e-4 (1 + max |torch|). *ORT ms*: ONNX Runtime latency on the example inputs "
+        f"(5 rounds alternating between the files, each the median of enough runs for about 0.5 s, at least "
+        f"--ort-runs; the median round).",
         "",
-        "| model | weights MB | torch2onnx s | torch.onnx s (call only) | speedup | peak RSS MB t2o / torch.onnx "
-        "| t2o over baseline MB (/ weights) | nodes t2o / torch.onnx | file MB t2o / torch.onnx "
-        "| ORT ms t2o / torch.onnx |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | weights MB | torch2onnx s | TS s (call) | dynamo s (call) | speedup "
+        "| peak RSS MB t2o / TS / dynamo | t2o over baseline MB (/ weights) | nodes t2o / TS / dynamo "
+        "| file MB t2o / TS / dynamo | matches t2o / TS / dynamo | ORT ms t2o / TS / dynamo |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|:-:|---:|",
     ]
+
+    def three(r, key, spec, missing="-"):
+        return " / ".join(fmt(r[f"{e}_{key}"], spec, missing) for e in EXPORTERS)
+
+    def match(v):
+        return "-" if v is None else ("yes" if v else "NO")
+
     for r in rows:
         over_mb = r["t2o_rss_mb"] - baseline_mb
         over = f"{over_mb:.0f} ({over_mb / r['weights_mb']:.2f}x)" if r["weights_mb"] >= 1 else f"{over_mb:.0f}"
-        ref_s = "failed" if r["ref_s"] is None else f"{r['ref_s']:.2f} ({r['ref_call_s']:.2f})"
+        ref = {e: "failed" if r[f"{e}_s"] is None else f"{r[f'{e}_s']:.2f} ({r[f'{e}_call_s']:.2f})"
+               for e in ("ref", "dyn")}
         lines.append(
-            f"| {r['model']} | {r['weights_mb']:.1f} | {r['t2o_s']:.2f} | {ref_s} "
-            f"| {fmt(r['speedup'], '.1f')}x | {r['t2o_rss_mb']:.0f} / {fmt(r['ref_rss_mb'], '.0f')} "
-            f"| {over} | {r['t2o_nodes']} / {fmt(r['ref_nodes'], 'd')} "
-            f"| {r['t2o_mb']:.1f} / {fmt(r['ref_mb'], '.1f')} "
-            f"| {fmt(r['t2o_ort_ms'], '.2f', '-')} / {fmt(r['ref_ort_ms'], '.2f', '-')} |")
+            f"| {r['model']} | {r['weights_mb']:.1f} | {r['t2o_s']:.2f} | {ref['ref']} | {ref['dyn']} "
+            f"| {fmt(r['speedup'], '.1f')}x | {three(r, 'rss_mb', '.0f')} | {over} | {three(r, 'nodes', 'd')} "
+            f"| {three(r, 'mb', '.1f')} | {' / '.join(match(r[f'{e}_match']) for e in EXPORTERS)} "
+            f"| {three(r, 'ort_ms', '.2f')} |")
     return "\n".join(lines)
 
 
@@ -235,12 +323,12 @@ def scaling_table(rows):
         "µs/node is the end-to-end time over the exported node count (the process's fixed start-up cost included, "
         "so it falls as graphs grow while the cost stays linear).",
         "",
-        "| graph | ONNX nodes | torch2onnx s | torch2onnx µs/node | torch.onnx s | torch.onnx µs/node |",
+        "| graph | ONNX nodes | torch2onnx s | torch2onnx µs/node | torch.onnx TS s | torch.onnx TS µs/node |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         n = r["t2o_nodes"]
-        ref_us = None if r["ref_s"] is None else 1e6 * r["ref_s"] / n
+        ref_us = None if r["ref_s"] is None else 1e6 * r["ref_s"] / n  # the TorchScript exporter
         lines.append(f"| {r['model']} | {n} | {r['t2o_s']:.2f} | {1e6 * r['t2o_s'] / n:.1f} "
                      f"| {fmt(r['ref_s'], '.2f')} | {fmt(ref_us, '.1f')} |")
     return "\n".join(lines)
@@ -259,7 +347,7 @@ def baseline_rss(cli, work):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--cli", default=os.path.join(ROOT, "build", "torch2onnx"))
-    p.add_argument("--models", default="vgg16,resnet50,swin_t,transformer_encoder_12,alexnet,densenet121,"
+    p.add_argument("--models", default="vgg16,resnet50,swin_t,vit_b_16,transformer_encoder_12,alexnet,densenet121,"
                                         "inception_v3,dcgan_generator,dcgan_discriminator,super_resolution,"
                                         "word_lm_lstm,word_lm_gru,word_lm_rnn_tanh,word_lm_transformer")
     p.add_argument("--scaling", default="chain_1k,chain_10k,chain_100k", help="generated graphs ('' to skip)")
@@ -273,14 +361,15 @@ def main():
     rows, scaling = [], []
     with tempfile.TemporaryDirectory() as work:
         base = baseline_rss(a.cli, work)
-        jobs = [(m, a.repeat, a.ort_runs, rows, 900) for m in a.models.split(",") if m]
-        jobs += [(m, 1, 0, scaling, 300) for m in a.scaling.split(",") if m]
+        dynamo = has_dynamo_exporter()
+        jobs = [(m, a.repeat, a.ort_runs, rows, 900, dynamo) for m in a.models.split(",") if m]
+        jobs += [(m, 1, 0, scaling, 300, False) for m in a.scaling.split(",") if m]
         if a.big:
-            jobs.append(("big_2.5GiB", 1, 3, rows, 900))
-        for name, repeat, ort_runs, out, ref_timeout in jobs:
-            row = bench_model(name, a.cli, repeat, a.opset, work, ort_runs, ref_timeout)
-            print(f"{name}: torch2onnx {row['t2o_s']:.2f}s, torch.onnx {fmt(row['ref_s'], '.2f')}s "
-                  f"({fmt(row['speedup'], '.1f')}x)", file=sys.stderr)
+            jobs.append(("big_2.5GiB", 1, 3, rows, 900, dynamo))
+        for name, repeat, ort_runs, out, ref_timeout, dyn in jobs:
+            row = bench_model(name, a.cli, repeat, a.opset, work, ort_runs, ref_timeout, dyn)
+            print(f"{name}: torch2onnx {row['t2o_s']:.2f}s, torch.onnx TS {fmt(row['ref_s'], '.2f')}s, "
+                  f"dynamo {fmt(row['dyn_s'], '.2f')}s ({fmt(row['speedup'], '.1f')}x)", file=sys.stderr)
             out.append(row)
     text = "# Benchmarks\n\nGenerated by `make bench` (`bench/bench.py --markdown docs/benchmarks.md`).\n\n" + \
         table(rows, a.opset, a.repeat, base) + "\n\n" + (scaling_table(scaling) + "\n" if scaling else "")

@@ -87,6 +87,9 @@ std::map<std::string, std::string> module_classes(const torch::jit::Module& modu
 
 }  // namespace
 
+// Rounds of branch folding after the first (nn.TransformerEncoder's checks nest three deep).
+constexpr int kMaxFoldRounds = 8;
+
 torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std::vector<c10::IValue>& args,
                                             const ExportOptions& options, const ExportHooks& hooks) {
   torch_side::TorchContext ctx{options, /*real_example_run=*/false, hooks.python_ops};
@@ -96,6 +99,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   torch_side::inline_autograd_functions(tg, ctx);
   torch_side::lift_parameters(tg, module, ctx);
   torch_side::bind_inputs(tg, args, ctx);
+  torch_side::fold_export_facts(tg, ctx);
   torch_side::simplify_scripted(tg, ctx);
   torch_side::cleanup(tg, ctx);
   timer.done("torch passes");
@@ -105,7 +109,16 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   timer.done("functionalize");
   torch_side::fold_static_values(tg, ctx);
   torch_side::cleanup(tg, ctx);
+  // Static values may have decided branch conditions (`if x.dim() == 3`,
+  // `if why_not_fast_path:`): their branches are folded, and the code they
+  // bring to the top level is run and folded in turn, until nothing changes.
+  for (int round = 0; round < kMaxFoldRounds && torch_side::simplify_scripted(tg, ctx); ++round) {
+    torch_side::example_run(tg, ctx);
+    torch_side::fold_static_values(tg, ctx);
+    torch_side::cleanup(tg, ctx);
+  }
   timer.done("fold_static_values");
+  if (std::getenv("T2O_DUMP_TORCH_GRAPH")) std::cerr << "[t2o] torch graph after the torch passes:\n" << *tg.graph;
   return tg;
 }
 

@@ -47,6 +47,41 @@ bool carries_tensors(const c10::TypePtr& t) {
 
 bool is_tensor(const Value* v) { return carries_tensors(v->type()); }
 
+// Whether some use of v may write to it (aten::append, _set_item, ...).
+bool mutated(const Value* v) {
+  for (const torch::jit::Use& u : v->uses()) {
+    const c10::FunctionSchema* schema = u.user->maybeSchema();
+    if (!schema) {
+      if (u.user->kind() == c10::prim::ListConstruct || u.user->kind() == c10::prim::TupleConstruct ||
+          u.user->kind() == c10::prim::ListUnpack || u.user->kind() == c10::prim::TupleUnpack ||
+          u.user->kind() == c10::prim::Return)
+        continue;
+      return true;  // unknown user: assume the worst
+    }
+    if (u.offset < schema->arguments().size()) {
+      const auto* alias = schema->arguments()[u.offset].alias_info();
+      if (alias && alias->isWrite()) return true;
+    }
+  }
+  return false;
+}
+
+// Values that are the same for every input of the export: a tensor's rank
+// and dtype, whether two values are the same object (as in the example:
+// ONNX inputs are never aliases), and the length of a list built here that
+// nothing appends to.
+bool fixed_for_export(const Node* n) {
+  const std::string kind = n->kind().toQualString();
+  if (kind == "aten::dim" || kind == "prim::dtype" || kind == "prim::is_quantized" || kind == "aten::__is__" ||
+      kind == "aten::__isnot__")
+    return true;
+  if (kind == "aten::len" && n->inputs().size() == 1 && n->input(0)->type()->kind() == c10::TypeKind::ListType) {
+    const Value* list = n->input(0);
+    return list->node()->kind() == c10::prim::ListConstruct && !mutated(list);
+  }
+  return false;
+}
+
 class Folder {
  public:
   Folder(TorchGraph& tg, const ExportOptions& options) : tg_(tg) {
@@ -103,7 +138,7 @@ class Folder {
         if (st) value_static_.insert(n->output());
         continue;
       }
-      if (n->kind() == c10::aten::dim) {
+      if (fixed_for_export(n)) {
         value_static_.insert(n->output());
         continue;
       }

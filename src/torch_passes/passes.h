@@ -20,9 +20,12 @@ void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchCont
 // tuples/lists are flattened into one input per tensor, numbers and None
 // become constants.
 void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args, const TorchContext& ctx);
+// Facts fixed for an export (CPU, no grad, no autocast, dense tensors,
+// `x is x`, `tensor is None`) become constants, for the branches they decide.
+void fold_export_facts(TorchGraph& tg, const TorchContext& ctx);
 // Scripted graphs: exception branches removed, constant conditions folded,
-// prints/warnings dropped.
-void simplify_scripted(TorchGraph& tg, const TorchContext& ctx);
+// prints/warnings dropped. Returns whether the graph changed.
+bool simplify_scripted(TorchGraph& tg, const TorchContext& ctx);
 // In-place ops: later reads of the mutated value read the op's result; writes
 // into views rebuild their base (slice_scatter, ...). Needs the example run's
 // info; returns true when it added nodes (which then need another run).

@@ -3,6 +3,7 @@
 // constants by now (`if self.training:`), prints and warnings. This pass
 // considers exceptions unreachable (ONNX cannot raise), folds constant
 // conditions and constant subexpressions, and drops prints and warnings.
+#include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
@@ -28,15 +29,75 @@ void drop_side_effects_without_data(torch::jit::Block* b) {
   }
 }
 
+bool writes(const torch::jit::Use& u) {
+  const c10::FunctionSchema* schema = u.user->maybeSchema();
+  if (!schema || u.offset >= schema->arguments().size()) return u.user->kind() != c10::prim::Return;
+  const auto* alias = schema->arguments()[u.offset].alias_info();
+  return alias && alias->isWrite();
+}
+
+// `xs = []; xs.append(True); ...` with constants only, and nothing else
+// touching the list on the way (a list comprehension over a tuple, which
+// TorchScript unrolls: `all([_check_arg_device(x) for x in tensor_args])`):
+// the list is a constant.
+void fold_constant_appends(torch::jit::Block* b, torch::jit::Graph& g) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+    torch::jit::Node* n = *it;
+    for (torch::jit::Block* sub : n->blocks()) fold_constant_appends(sub, g);
+    if (n->kind() != c10::prim::ListConstruct) continue;
+    c10::impl::GenericList elems(n->output()->type()->expectRef<c10::ListType>().getElementType());
+    bool constant = true;
+    for (torch::jit::Value* in : n->inputs()) {
+      auto c = torch::jit::toIValue(in);
+      if (!c) constant = false;
+      else elems.push_back(*c);
+    }
+    if (!constant) continue;
+    std::vector<torch::jit::Node*> chain;
+    torch::jit::Value* list = n->output();
+    while (list->uses().size() == 1 && list->uses()[0].user->kind() == c10::aten::append &&
+           list->uses()[0].offset == 0 && list->uses()[0].user->owningBlock() == b) {
+      torch::jit::Node* append = list->uses()[0].user;
+      auto c = torch::jit::toIValue(append->input(1));
+      if (!c) break;
+      elems.push_back(*c);
+      chain.push_back(append);
+      list = append->output();
+    }
+    if (chain.empty()) continue;
+    bool read_only = true;
+    for (const torch::jit::Use& u : list->uses()) read_only = read_only && !writes(u);
+    // Earlier lists in the chain are the same object: only the last append's result may be read.
+    if (!read_only) continue;
+    torch::jit::WithInsertPoint guard(chain.back()->next());
+    auto folded = torch::jit::tryInsertConstant(g, c10::IValue(elems));
+    if (!folded) continue;
+    list->replaceAllUsesWith(*folded);
+    for (auto a = chain.rbegin(); a != chain.rend(); ++a) (*a)->destroy();
+  }
+}
+
+size_t count_nodes(torch::jit::Block* b) {
+  size_t n = 0;
+  for (torch::jit::Node* node : b->nodes()) {
+    ++n;
+    for (torch::jit::Block* sub : node->blocks()) n += count_nodes(sub);
+  }
+  return n;
+}
+
 }  // namespace
 
-void simplify_scripted(TorchGraph& tg, const TorchContext&) {
+bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   drop_side_effects_without_data(tg.graph->block());
-  if (!has_control_flow(tg.graph->block())) return;  // traced graphs: nothing to do
+  if (!has_control_flow(tg.graph->block())) return false;  // traced graphs: nothing to do
+  const size_t before = count_nodes(tg.graph->block());
+  fold_constant_appends(tg.graph->block(), *tg.graph);
   torch::jit::EliminateExceptions(tg.graph);
   torch::jit::ConstantPropagation(tg.graph, /*ignore_custom_classes=*/true);
   torch::jit::LowerSimpleTuples(tg.graph);
   torch::jit::EliminateDeadCode(tg.graph);
+  return count_nodes(tg.graph->block()) != before;
 }
 
 }  // namespace torch2onnx::torch_side

@@ -45,13 +45,41 @@ class WhyNotFast(nn.Module):
         return x * 3
 
 
-class Attention(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.attn = nn.MultiheadAttention(16, 2, batch_first=True)
+class DataDependentWhy(nn.Module):
+    """The same, on a condition only the data decides: the untaken branch
+    (with its f-string) stays and is speculated."""
 
     def forward(self, x):
-        return self.attn(x, x, x)[0]
+        why = ""
+        if bool(x.sum() > 1000.0):
+            why = f"sum too large for {x.size(0)} rows"
+        if not why:
+            return x * 2
+        return x * 3
+
+
+class Attention(nn.Module):
+    def __init__(self, need_weights=True, cross=False):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(16, 2, batch_first=True)
+        self.need_weights = need_weights
+        self.cross = cross
+
+    def forward(self, x):
+        kv = x.flip(1) if self.cross else x
+        return self.attn(x, kv, kv, need_weights=self.need_weights)[0]
+
+
+class Encoder(nn.Module):
+    """nn.TransformerEncoder: its own fast-path checks around the layers'."""
+
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.enc(x)
 
 
 def _export_repeatedly(tmp_path, module, x, runs=RUNS, valgrind=False):
@@ -84,14 +112,32 @@ def _export_repeatedly(tmp_path, module, x, runs=RUNS, valgrind=False):
 
 
 def test_format_in_untaken_branches(tmp_path):
+    # x.dim() and x.size(0) are static: the checks fold and the model exports.
     code, stderr = _export_repeatedly(tmp_path, WhyNotFast(), torch.randn(3, 4), valgrind=True)
-    if code == 1:  # what cannot be converted is named, every time
-        assert "aten::format" in stderr
+    assert code == 0, stderr
 
 
-def test_scripted_multihead_attention(tmp_path):
+def test_format_in_data_dependent_branches(tmp_path):
+    # The branch stays (the data decides it) and is speculated; a string
+    # carried out of a branch cannot be exported, and is named, every time.
+    code, stderr = _export_repeatedly(tmp_path, DataDependentWhy(), torch.randn(3, 4), valgrind=True)
+    assert code == 1 and "aten::format" in stderr, stderr
+
+
+@pytest.mark.parametrize("need_weights,cross", [(True, False), (False, False), (False, True), (True, True)])
+def test_scripted_multihead_attention(tmp_path, need_weights, cross):
+    # The fast-path checks (device, grad mode, autocast, `query is key`,
+    # reason strings) fold: the branch that runs is exported.
     torch.manual_seed(0)
-    _export_repeatedly(tmp_path, Attention(), torch.randn(2, 5, 16), valgrind=True)
+    code, stderr = _export_repeatedly(tmp_path, Attention(need_weights, cross), torch.randn(2, 5, 16),
+                                      valgrind=need_weights and not cross)
+    assert code == 0, stderr
+
+
+def test_scripted_transformer_encoder(tmp_path):
+    torch.manual_seed(0)
+    code, stderr = _export_repeatedly(tmp_path, Encoder(), torch.randn(2, 5, 16), runs=3)
+    assert code == 0, stderr
 
 
 @pytest.mark.parametrize("rows", [1, 3])
