@@ -1,6 +1,7 @@
 // Eval mode: y = BatchNormalization(Conv(x, W, B)) becomes Conv(x, W', B')
-// with W' = W * s and B' = (B - mean) * s + beta, s = gamma / sqrt(var + eps),
-// computed in double precision. Only when the Conv's result feeds nothing
+// with W' = W * s and B' = (B - mean) * s + beta, s = gamma / sqrt(var + eps)
+// (one factor per output channel), computed in double precision; the same
+// for ConvTranspose, whose weight is [Cin, Cout / group, k...]. Only when the Conv's result feeds nothing
 // else and every parameter is a constant. W' is computed while it is
 // written (ir::Tensor::computed), from W, which leaves the graph.
 #include <algorithm>
@@ -40,12 +41,11 @@ void scaled_bytes(const ir::Tensor& w, const std::vector<double>& s, size_t per,
                    [&](size_t first, size_t last, T* out) { scale_elements<T>(in, out, s, per, first, last); });
 }
 
-// W * s (one factor per output channel), computed as it is written to the
-// file: no second copy of the weights, and nothing to allocate or fault in.
-// The tensor holds W (and s) until then; releasing its pages releases W's.
-ir::Tensor scaled(const ir::Tensor& w, std::vector<double> s) {
-  const int64_t cout = w.dims().at(0);
-  const size_t per = cout ? static_cast<size_t>(w.numel() / cout) : 0;
+// W * s, each run of `per` elements (a row) with its own factor s[row],
+// computed as it is written to the file: no second copy of the weights, and
+// nothing to allocate or fault in. The tensor holds W (and s) until then;
+// releasing its pages releases W's.
+ir::Tensor scaled(const ir::Tensor& w, std::vector<double> s, size_t per) {
   auto factors = std::make_shared<const std::vector<double>>(std::move(s));
   const bool dbl = w.dtype() == ir::DType::Double;
   return ir::Tensor::computed(w.dtype(), w.dims(), [w, factors, per, dbl](size_t offset, size_t n, uint8_t* dst) {
@@ -65,7 +65,10 @@ void run(ir::Graph& g) {
     if (bn->attr_i("training_mode", 0) != 0) continue;
     ir::Value* y = bn->input(0);
     ir::Node* conv = y ? y->producer() : nullptr;
-    if (!conv || conv->op_type() != "Conv" || !conv->domain().empty() || y->uses().size() != 1) continue;
+    if (!conv || (conv->op_type() != "Conv" && conv->op_type() != "ConvTranspose") || !conv->domain().empty() ||
+        y->uses().size() != 1)
+      continue;
+    const bool transposed = conv->op_type() == "ConvTranspose";
     const ir::Tensor* w = conv->input(1) ? conv->input(1)->constant() : nullptr;
     const ir::Tensor* b = conv->num_inputs() > 2 && conv->input(2) ? conv->input(2)->constant() : nullptr;
     if (conv->num_inputs() > 2 && conv->input(2) && !b) continue;
@@ -74,7 +77,9 @@ void run(ir::Graph& g) {
     const ir::Tensor* mean = bn->input(3)->constant();
     const ir::Tensor* var = bn->input(4)->constant();
     if (!float_like(w) || !float_like(gamma) || !float_like(beta) || !float_like(mean) || !float_like(var)) continue;
-    const int64_t cout = w->dims().at(0);
+    if (w->dims().size() < 2) continue;
+    const int64_t group = transposed ? conv->attr_i("group", 1) : 1;
+    const int64_t cout = transposed ? group * w->dims()[1] : w->dims()[0];
     if (gamma->numel() != cout || beta->numel() != cout || mean->numel() != cout || var->numel() != cout) continue;
     if (b && b->numel() != cout) continue;
     const double eps = bn->attr_f("epsilon", 1e-5);
@@ -85,8 +90,20 @@ void run(ir::Graph& g) {
       s[c] = gamma->double_at(c) / std::sqrt(var->double_at(c) + eps32);
       bias[c] = ((b ? b->double_at(c) : 0.0) - mean->double_at(c)) * s[c] + beta->double_at(c);
     }
+    // Rows of W that share a factor: an output channel's filter (Conv), or
+    // one (input channel, output channel) kernel (ConvTranspose).
+    std::vector<double> rows = s;
+    if (transposed) {
+      const int64_t cin = w->dims()[0], cout_g = w->dims()[1];
+      if (group <= 0 || cin % group) continue;
+      const int64_t cin_g = cin / group;
+      rows.assign(static_cast<size_t>(cin * cout_g), 0.0);
+      for (int64_t r = 0; r < cin * cout_g; ++r)
+        rows[static_cast<size_t>(r)] = s[static_cast<size_t>((r / cout_g) / cin_g * cout_g + r % cout_g)];
+    }
+    const size_t per = rows.empty() ? 0 : static_cast<size_t>(w->numel()) / rows.size();
     ir::Value* old_w = conv->input(1);
-    ir::Value* new_w = g.add_initializer(conv->name() + ".W", scaled(*w, s));
+    ir::Value* new_w = g.add_initializer(conv->name() + ".W", scaled(*w, std::move(rows), per));
     ir::Value* new_b = g.add_initializer(conv->name() + ".B",
                                          ir::Tensor::from_doubles(w->dtype(), bias, {cout}));
     new_w->set_derived(true);

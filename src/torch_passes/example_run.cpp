@@ -567,6 +567,9 @@ void compare_runs(const ExampleInfo& real, const ExampleInfo& meta, const std::s
 void example_run(TorchGraph& tg, const TorchContext& ctx) {
   at::NoGradGuard no_grad;
   OriginTable origins(tg.root_class);
+  // A run after passes changed the graph starts afresh: values they removed
+  // are freed, and a new value may be allocated where one of them was.
+  tg.info.clear();
   if (std::getenv("T2O_CHECK_META") && !ctx.real_example_run) {
     Runner(tg, origins, /*meta=*/false).run();
     auto real = std::move(tg.info);

@@ -3,12 +3,14 @@ import os
 import sys
 from typing import List, Optional
 
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import optest  # noqa: E402
+import harness  # noqa: E402  (on the path optest sets)
 from optest import Case  # noqa: E402
 
 torch.manual_seed(0)
@@ -135,3 +137,22 @@ CASES = [
 
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)
+
+
+@pytest.mark.parametrize("conv", [
+    nn.Conv2d(4, 6, 3, groups=2),
+    nn.ConvTranspose2d(4, 6, 3, stride=2),
+    nn.ConvTranspose2d(4, 6, 3, groups=2, bias=False),
+    nn.ConvTranspose1d(3, 5, 2),
+], ids=["conv", "conv_transpose", "conv_transpose_groups", "conv_transpose1d"])
+def test_batch_norm_folds_into_the_convolution(conv):
+    """Eval-mode BatchNormalization after a Conv or ConvTranspose is folded
+    into its weights (one factor per output channel), and the model still
+    computes what PyTorch does."""
+    torch.manual_seed(0)
+    bn = nn.BatchNorm2d(6) if isinstance(conv, (nn.Conv2d, nn.ConvTranspose2d)) else nn.BatchNorm1d(5)
+    model = nn.Sequential(conv, randomized(bn)).eval()
+    x = torch.randn(2, conv.in_channels, 5, 5) if bn.num_features == 6 else torch.randn(2, 3, 7)
+    proto, _ = harness.check_module(model, (x,))
+    ops = [n.op_type for n in proto.graph.node]
+    assert "BatchNormalization" not in ops and len(ops) == 1, ops
