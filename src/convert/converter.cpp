@@ -34,7 +34,7 @@ bool is_list_op(const Node* n) {
   const auto k = n->kind();
   if (n->inputs().empty() || !is_list_type(n->input(0)->type())) return false;
   return k == c10::aten::append || k == c10::aten::len || k == c10::aten::__getitem__ || k == c10::aten::_set_item ||
-         k == c10::aten::list;
+         k == c10::aten::list || (k == c10::aten::add && n->inputs().size() == 2);
 }
 
 // (stack/cat of a sequence is handled by the converter too, but they have
@@ -589,6 +589,25 @@ class Converter : public ArgMaterializer {
     };
     if (k == c10::aten::list) {
       slot_of(n->output()) = list;
+    } else if (k == c10::aten::add) {  // list + list
+      Slot other = get_slot(n->input(1));
+      const bool other_fixed = other.kind == Slot::Kind::List ||
+                               (other.kind == Slot::Kind::Constant && (other.constant.isList() || other.constant.isTuple()));
+      if (!other_fixed)
+        throw Error(Error::Kind::Conversion, "concatenating a list of run-time length (in " +
+                                                 torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
+      std::vector<Slot> tail = unpack(other, 0, n);
+      if (fixed) {
+        elems.insert(elems.end(), tail.begin(), tail.end());
+        slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+      } else {
+        ir::Value* seq = to_sequence(list, dt, n->input(0), n);
+        for (const Slot& e : tail) {
+          seq = graph_->create_node("SequenceInsert", {seq, element_value(e, dt)}, 1)->output(0);
+          seq->set_type(ir::ValueType::sequence(dt));
+        }
+        slot_of(n->output()) = sequence_slot(seq);
+      }
     } else if (k == c10::aten::append) {
       if (fixed) {
         elems.push_back(get_slot(n->input(1)));

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import torch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
@@ -39,7 +41,9 @@ def test_every_registered_operator_has_a_test():
                 pass  # a case that cannot even be traced is reported by its own test
     # In-place forms count for their operator and the other way round.
     covered |= {k[:-1] for k in covered if k.endswith("_") and not k.endswith("__")}
-    missing = sorted(op for op in registered() if op not in covered)
+    # Operators this torch does not have (1.13 has no scaled_dot_product_attention) cannot be recorded.
+    known = {op for op in registered() if not op.startswith("aten::") or torch._C._jit_get_schemas_for_operator(op)}
+    missing = sorted(op for op in known if op not in covered)
     assert not missing, f"{len(missing)} registered operators have no test case: {missing}"
 
 

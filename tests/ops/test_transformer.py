@@ -1,4 +1,5 @@
-"""PyTorch's fused transformer fast paths (src/symbolics/transformer.cpp) and
+"""Attention (src/symbolics/transformer.cpp): torch 2.x's
+scaled_dot_product_attention, PyTorch's fused transformer fast paths and
 the transformer modules around them. Cases are traced under no_grad in eval
 mode, as users save them, which records the fused operators."""
 import os
@@ -86,7 +87,51 @@ causal = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
 causal_bool = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
 OPSETS = (9, 13, 17)
 
-CASES = [
+class SDPA(nn.Module):
+    """F.scaled_dot_product_attention with its keyword arguments fixed."""
+
+    def __init__(self, **kw):
+        super().__init__()
+        self.kw = kw
+
+    def forward(self, q, k, v, *mask):
+        kw = dict(self.kw)
+        if mask:
+            kw["attn_mask"] = mask[0]
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+
+
+def sdpa_cases():
+    """torch 2.x only (1.13 has no scaled_dot_product_attention)."""
+    if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        return []
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 4, 5, 8, generator=g) for _ in range(3))
+    k7, v7 = torch.randn(2, 4, 7, 8, generator=g), torch.randn(2, 4, 7, 6, generator=g)
+    bool_mask = torch.rand(5, 7, generator=g) > 0.3
+    bool_mask[2] = False  # a fully masked row: zeros, as PyTorch's safe softmax gives
+    float_mask = torch.randn(2, 1, 5, 7, generator=g)
+    float_mask[1, 0, 3] = float("-inf")
+    kv_heads = (torch.randn(2, 2, 7, 8, generator=g), torch.randn(2, 2, 7, 8, generator=g))
+    return [
+        Case("sdpa", SDPA(), (q, k, v)),
+        Case("sdpa_3d", SDPA(), (q[0], k[0], v[0])),
+        Case("sdpa_cross_value_dim", SDPA(), (q, k7, v7)),
+        Case("sdpa_bool_mask", SDPA(), (q, k7, v7, bool_mask)),
+        Case("sdpa_float_mask", SDPA(), (q, k7, v7, float_mask)),
+        Case("sdpa_causal", SDPA(is_causal=True), (q, k, v)),
+        Case("sdpa_causal_rectangular", SDPA(is_causal=True), (q, k7, v7)),
+        Case("sdpa_scale", SDPA(scale=0.3), (q, k7, v7, float_mask)),
+        Case("sdpa_negative_scale", SDPA(scale=-0.2), (q, k, v)),
+        Case("sdpa_gqa", SDPA(enable_gqa=True), (q, *kv_heads)),
+        Case("sdpa_gqa_causal", SDPA(enable_gqa=True, is_causal=True), (q, *kv_heads)),
+        Case("sdpa_dropout_zero", SDPA(dropout_p=0.0), (q, k, v)),
+        Case("sdpa_double", SDPA(), (q.double(), k.double(), v.double())),
+        Case("sdpa_dropout_shape", SDPA(dropout_p=0.5), (q, k, v), check="shape", opsets=(17,)),
+    ]
+
+
+CASES = sdpa_cases() + [
     Case("encoder_fast_relu", encoder(), (x,), opsets=OPSETS),
     Case("encoder_fast_gelu", encoder("gelu"), (x,), opsets=OPSETS),
     Case("encoder_fast_norm_first", encoder(norm_first=True), (x,), opsets=OPSETS),
