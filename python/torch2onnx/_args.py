@@ -2,6 +2,8 @@
 the C++ core takes: a torch._C.ScriptModule and a tuple of example values."""
 import inspect
 
+import warnings
+
 import torch
 
 from . import errors
@@ -211,7 +213,9 @@ def trace(model, args, kwargs):
     inputs = flat.trace_inputs()
     model.forward = flat  # Module.__call__ (which runs the hooks) calls self.forward
     try:
-        with torch.no_grad():
+        with torch.no_grad(), warnings.catch_warnings():
+            # torch 2.10+ deprecates torch.jit.trace: that is about our use of it, not the user's code.
+            warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated", category=FutureWarning)
             # On copies: a forward() that writes into its inputs must not change the caller's tensors.
             traced = torch.jit.trace(model, clone_tensors(inputs), strict=False, check_trace=False)
     except errors.OnnxExporterError:

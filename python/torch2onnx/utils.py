@@ -137,8 +137,10 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
     if f is None:
         raise errors.ExportUsageError("export() needs f: a file path or a binary file-like object")
     path, stream = _target(f)
-    if stream is not None and external_data:
-        raise errors.ExportUsageError("external_data=True writes the weights next to the model file: f must be a path")
+    if stream is not None:
+        # Weights go next to a model file; into a stream they are embedded,
+        # as torch.onnx (dynamo=False) does whatever external_data says.
+        external_data = False
     training = _modes._coerce(training, TrainingMode, "training")
     effective = _modes._training_of(model, training)
     options = _options(opset_version, export_params, verbose, effective, input_names, output_names,
@@ -174,21 +176,31 @@ _IGNORED = {
     "example_outputs": "torch2onnx runs the model on args to learn the outputs",
     "_retain_param_name": "parameter names are always kept",
     "enable_onnx_checker": "the ONNX checker always runs",
-    "dynamo": "torch2onnx converts TorchScript (traced or scripted)",
-    "dynamic_shapes": "use dynamic_axes",
+    "dynamo": "torch2onnx exports as torch.onnx's TorchScript exporter (dynamo=False) does",
     "report": None, "profile": None, "dump_exported_program": None, "artifacts_dir": None, "fallback": None,
+    "custom_translation_table": None,
 }
+# torch 2.x options whose default (or any value) changes nothing here: no warning.
+_QUIET = {"dynamo": (False, None), "report": (False,), "profile": (False,), "dump_exported_program": (False,),
+          "optimize": (True, False), "artifacts_dir": None, "custom_translation_table": (None,),
+          "_retain_param_name": None, "enable_onnx_checker": None}
 _HANDLED = {"strip_doc_string", "aten", "use_external_data_format", "export_raw_ir"}
 
 
 def _legacy_options(other):
     """Checks export()'s extra keyword options; returns keep_doc_strings."""
     for name, value in other.items():
-        if name in _HANDLED:
+        if name in _HANDLED or name == "optimize":
+            continue
+        if name == "dynamic_shapes":
+            if value:  # what torch.onnx.export(dynamo=False) says
+                raise ValueError("The exporter only supports dynamic shapes through parameter dynamic_axes when "
+                                 "dynamo=False.")
             continue
         if name not in _IGNORED:
             raise TypeError(f"export() got an unexpected keyword argument '{name}'")
-        if value not in (None, False) and name not in ("_retain_param_name", "enable_onnx_checker", "artifacts_dir"):
+        quiet = _QUIET.get(name, (None, False))
+        if quiet is not None and not any(value is q for q in quiet):
             why = _IGNORED[name] or "it is an option of torch.onnx's dynamo exporter"
             warnings.warn(f"torch2onnx.export ignores {name}={value!r}: {why}", stacklevel=3)
     if other.get("export_raw_ir"):

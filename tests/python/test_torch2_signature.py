@@ -1,0 +1,63 @@
+"""torch2onnx.export takes torch 2.x's torch.onnx.export keywords and behaves
+as its TorchScript exporter (dynamo=False) does; our own use of torch.jit
+leaks no deprecation warning to the user."""
+import io
+import warnings
+
+import pytest
+import torch
+
+import torch2onnx
+from conftest import assert_matches, check_onnx, run_ort
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+
+    def forward(self, x, *, scale=1.0):
+        return self.lin(x) * scale
+
+
+def test_torch2_keywords_are_accepted_quietly(tmp_path):
+    x = torch.randn(2, 4)
+    model = Scaled().eval()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        buf = io.BytesIO()
+        # torch 2.x's defaults and what the TorchScript exporter ignores.
+        torch2onnx.export(model, (x,), buf, kwargs={"scale": 2.0}, dynamo=False, external_data=True,
+                          dynamic_shapes=None, custom_translation_table=None, report=False, optimize=True,
+                          verify=True, profile=False, dump_exported_program=False, artifacts_dir=str(tmp_path))
+    torch_warnings = [w for w in caught if issubclass(w.category, (FutureWarning, DeprecationWarning, UserWarning))]
+    assert not torch_warnings, [str(w.message) for w in torch_warnings]
+    proto = check_onnx(buf.getvalue())
+    assert len(proto.graph.initializer) == 2  # into a stream, the weights are embedded
+    assert_matches(model(x, scale=2.0), run_ort(buf.getvalue(), [x]))
+
+
+def test_external_data_to_a_path_writes_the_weights_apart(tmp_path):
+    path = tmp_path / "m.onnx"
+    torch2onnx.export(Scaled().eval(), (torch.randn(2, 4),), str(path), external_data=True)
+    assert len(list(tmp_path.iterdir())) > 1
+    check_onnx(str(path))
+
+
+def test_dynamic_shapes_is_refused_as_torch_onnx_does():
+    with pytest.raises(ValueError, match="dynamic_axes when dynamo=False"):
+        torch2onnx.export(Scaled().eval(), (torch.randn(2, 4),), io.BytesIO(), dynamic_shapes={"x": {0: "batch"}})
+
+
+def test_dynamo_true_is_named_in_a_warning():
+    with pytest.warns(UserWarning, match="dynamo=True"):
+        torch2onnx.export(Scaled().eval(), (torch.randn(2, 4),), io.BytesIO(), dynamo=True)
+
+
+def test_scripting_and_tracing_warn_nothing_of_torch_jit():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch2onnx.export(torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU()).eval(),
+                          (torch.randn(1, 3, 8, 8),), io.BytesIO())
+    jit = [str(w.message) for w in caught if "torch.jit" in str(w.message)]
+    assert not jit, jit
