@@ -47,7 +47,21 @@ elseif(T2O_TORCH STREQUAL "wheel")
     endif()
   endforeach()
   add_library(t2o::libtorch INTERFACE IMPORTED)
-  set(T2O_TORCH_INCLUDE_DIRS ${_t2o_torch_dir}/include ${_t2o_torch_dir}/include/torch/csrc/api/include)
+  # The wheel's include/ also holds the protobuf headers torch was built with
+  # (google/): next to Debian's protobuf (which ONNX uses) they would mix two
+  # protobuf versions. The build sees the wheel's headers through a tree of
+  # links to everything in include/ but google/.
+  set(_t2o_inc ${CMAKE_BINARY_DIR}/torch_include)
+  file(REMOVE_RECURSE ${_t2o_inc})
+  file(MAKE_DIRECTORY ${_t2o_inc})
+  file(GLOB _t2o_entries RELATIVE ${_t2o_torch_dir}/include ${_t2o_torch_dir}/include/*)
+  foreach(entry ${_t2o_entries})
+    if(NOT entry STREQUAL "google")
+      file(CREATE_LINK ${_t2o_torch_dir}/include/${entry} ${_t2o_inc}/${entry} SYMBOLIC)
+    endif()
+  endforeach()
+  set(T2O_TORCH_INCLUDE_TREE ${_t2o_inc})
+  set(T2O_TORCH_INCLUDE_DIRS ${_t2o_inc} ${_t2o_inc}/torch/csrc/api/include)
   set(T2O_TORCH_ABI ${_t2o_abi})
   target_include_directories(t2o::libtorch SYSTEM INTERFACE ${T2O_TORCH_INCLUDE_DIRS})
   # --no-as-needed: libtorch_cpu registers the operators when it loads, even
