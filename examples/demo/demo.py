@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -28,7 +29,9 @@ def main():
     model = torchvision.models.resnet18().eval()
     image = torch.randn(1, 3, 224, 224)
     print(f"[1/4] tracing torchvision resnet18 (random weights) -> {pt}")
-    harness.trace(model, (image,), pt)
+    with warnings.catch_warnings():  # torch 2.10+ deprecates TorchScript; this demo saves an archive on purpose
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated", category=FutureWarning)
+        harness.trace(model, (image,), pt)
 
     cmd = [a.cli, "export", pt, "-o", onnx_path, "--input", "1x3x224x224",
            "--input-names", "image", "--output-names", "logits"]
