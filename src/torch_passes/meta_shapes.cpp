@@ -1,5 +1,5 @@
-// Output shapes on the meta device for operators whose LibTorch 1.13 C++
-// build has no meta kernel (Python registers them in torch._meta_registrations).
+// Output shapes on the meta device for operators whose LibTorch C++ build
+// (1.13, or 2.x for a few) has no meta kernel (Python registers them in torch._meta_registrations).
 // Each function gets the node's inputs (meta tensors) and returns its outputs,
 // or throws for inputs PyTorch would reject (the example run then runs for
 // real and reports PyTorch's own message). The example run's
@@ -173,6 +173,17 @@ std::unordered_map<std::string, ShapeFn> make_table() {
     else
       out.push_back(meta_like(q, {q.size(0), s[4].toInt(), q.size(1), k.size(1)}));
     return out;
+  };
+  // torch 2.x: its CPU kernel calls where.self_out, which has no meta kernel.
+  // The output is the query's shape with the value's last dimension.
+  t["aten::scaled_dot_product_attention"] = [](const Stack& s) -> Outputs {
+    const at::Tensor& q = s[0].toTensor();
+    const at::Tensor& v = s[2].toTensor();
+    require(q.dim() >= 2 && v.dim() >= 2 && s[1].toTensor().dim() >= 2, "bad attention inputs");
+    require(q.size(-1) == s[1].toTensor().size(-1), "query and key have different embedding sizes");
+    std::vector<int64_t> shape = q.sizes().vec();
+    shape.back() = v.size(-1);
+    return {meta_like(q, shape)};
   };
   for (size_t nd = 1; nd <= 3; ++nd) {
     const std::string d = std::to_string(nd) + "d";
