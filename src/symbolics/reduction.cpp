@@ -59,8 +59,33 @@ ir::DType sum_dtype(ir::DType t) {
   return ir::DType::Int64;
 }
 
+// sum(int[] | float[] | bool[]) -> a number (Python's sum() of a list in TorchScript).
+void list_sum(SymbolicContext& ctx) {
+  const Arg& list = ctx.arg(0);
+  const ir::DType t = ir::is_floating(ctx.out_dtype()) ? ir::DType::Double : ir::DType::Int64;
+  if (list.value) {  // a list computed at run time, as a 1-D tensor
+    ctx.out(helpers::reduce(ctx, "ReduceSum", ctx.cast(list.value, t), {0}, false));
+    return;
+  }
+  if (!list.is_list()) ctx.fail("argument 0 must be a list of numbers");
+  double constant_part = 0;
+  ir::Value* s = nullptr;
+  for (size_t k = 0; k < list.elements.size(); ++k) {
+    const Arg& e = list.elements[k];
+    if (e.constant) {
+      constant_part += e.kind == Arg::Kind::Float ? e.f : e.kind == Arg::Kind::Bool ? e.b : static_cast<double>(e.i);
+      continue;
+    }
+    ir::Value* v = ctx.cast(ctx.elem(0, k), t);
+    s = s ? ctx.op("Add", {s, v}) : v;
+  }
+  ir::Value* c = ctx.const_scalar(t, constant_part);
+  ctx.out(!s ? c : constant_part == 0 ? s : ctx.op("Add", {s, c}));
+}
+
 // sum/mean/prod(self, dtype=None) | (self, dim, keepdim=False, dtype=None)
 void reduce_arith(SymbolicContext& ctx, const char* op) {
+  if (ctx.arg(0).is_list() && std::string(op) == "ReduceSum") return list_sum(ctx);
   const ir::DType t = ctx.out_dtype();
   ir::Value* x = ctx.in_as(0, sum_dtype(t));
   if (ctx.rank(0) == 0) {

@@ -366,6 +366,14 @@ class Runner {
         for (auto& v : stack) v = to_meta(v);
         if (run_meta_substitute(n, stack)) return;
       }
+      // A branch run only to learn types writes to copies: an in-place op
+      // there must not change the values the example really computes
+      // (Swin's `shift_size[0] = 0` in the branch not taken).
+      if (speculating_)
+        for (size_t i = 0; i < stack.size() && i < schema.arguments().size(); ++i) {
+          const auto* alias = schema.arguments()[i].alias_info();
+          if (alias && alias->isWrite()) stack[i] = private_copy(stack[i]);
+        }
       // batch_norm/instance_norm in training mode update their running
       // statistics in place without saying so in their schema: run them on
       // copies, never on the model's buffers.
@@ -472,6 +480,16 @@ class Runner {
   }
 
   struct NotSpeculable {};
+
+  static c10::IValue private_copy(const c10::IValue& v) {
+    if (v.isTensor() && v.toTensor().defined()) {
+      const at::Tensor& t = v.toTensor();
+      return t.is_meta() ? at::empty_strided(t.sizes(), t.strides(), t.options()) : t.to(at::kMeta);
+    }
+    if (v.isList()) return v.toList().copy();
+    if (v.isGenericDict()) return v.toGenericDict().copy();
+    return v;
+  }
 
   void check_speculable(Node* n, const c10::FunctionSchema& schema) {
     if (n->hasSideEffects()) throw NotSpeculable{};

@@ -66,6 +66,15 @@ bool mutated(const Value* v) {
   return false;
 }
 
+// A list update (l[i] = v, l.append(v)) whose list nothing else reads:
+// functionalize leaves chains of those, each a pure function of its inputs.
+bool functional_list_update(const Node* n) {
+  const auto k = n->kind();
+  if ((k != c10::aten::_set_item && k != c10::aten::append) || n->inputs().empty()) return false;
+  const Value* list = n->input(0);
+  return list->type()->kind() == c10::TypeKind::ListType && list->uses().size() == 1;
+}
+
 // Values that are the same for every input of the export: a tensor's rank
 // and dtype, whether two values are the same object (as in the example:
 // ONNX inputs are never aliases), and the length of a list built here that
@@ -106,15 +115,37 @@ class Folder {
 
   void run() {
     analyze(tg_.graph->block(), true);
-    for (Node* n : tg_.graph->nodes()) fold(n);
+    fold_block(tg_.graph->block());
   }
 
  private:
   bool value_static(const Value* v) const { return value_static_.count(v) != 0; }
   bool shape_static(const Value* v) const { return shape_static_.count(v) || value_static(v); }
 
+  // The block an If takes for every input: its condition is static.
+  torch::jit::Block* static_branch(Node* n) const {
+    if (n->kind() != c10::prim::If || !value_static(n->input())) return nullptr;
+    auto it = tg_.info.find(n->input());
+    if (it == tg_.info.end() || !it->second.scalar.isBool()) return nullptr;
+    return n->blocks()[it->second.scalar.toBool() ? 0 : 1];
+  }
+
   void analyze(torch::jit::Block* b, bool top) {
     for (Node* n : b->nodes()) {
+      // An If on a static condition is its taken branch: what that computes
+      // is static as at the top level (Swin's shifted windows chain twelve of
+      // those, each deciding the shapes the next one sees).
+      if (torch::jit::Block* taken = top ? static_branch(n) : nullptr) {
+        for (torch::jit::Block* sub : n->blocks()) analyze(sub, sub == taken);
+        for (size_t i = 0; i < n->outputs().size(); ++i) {
+          const Value* r = taken->outputs()[i];
+          Value* o = n->output(i);
+          if (value_static(r)) value_static_.insert(o);
+          if (shape_static(r)) shape_static_.insert(o);
+          if (from_params_.count(r)) from_params_.insert(o);
+        }
+        continue;
+      }
       for (torch::jit::Block* sub : n->blocks()) analyze(sub, false);
       if (!top || !n->blocks().empty()) continue;  // control flow: dynamic
       if (n->kind() == c10::prim::Constant) {
@@ -156,13 +187,20 @@ class Folder {
                         : n->kind() == c10::prim::NumToTensor || n->kind() == c10::prim::ListConstruct ||
                               n->kind() == c10::prim::ListUnpack || n->kind() == c10::prim::TupleConstruct ||
                               n->kind() == c10::prim::TupleUnpack;
-      const bool mutates = n->maybeSchema() && n->maybeSchema()->is_mutable();
+      const bool mutates = n->maybeSchema() && n->maybeSchema()->is_mutable() && !functional_list_update(n);
       for (Value* o : n->outputs()) {
         if (pure && !mutates && inputs_values_static) value_static_.insert(o);
         if (is_tensor(o) && inputs_shapes_static && !data_dependent_shape(n)) shape_static_.insert(o);
       }
       if (std::getenv("T2O_DEBUG_STATIC") && !inputs_shapes_static)
         std::cerr << "[t2o] not static: " << n->kind().toQualString() << " -> %" << n->output(0)->debugName() << "\n";
+    }
+  }
+
+  void fold_block(torch::jit::Block* b) {
+    for (Node* n : b->nodes()) {
+      if (torch::jit::Block* taken = static_branch(n)) fold_block(taken);
+      fold(n);
     }
   }
 

@@ -77,6 +77,30 @@ void fold_constant_appends(torch::jit::Block* b, torch::jit::Graph& g) {
   }
 }
 
+// `if x is not None: y = x ...` where x is None by now (a module attribute,
+// an argument): the cast of None to its non-optional type only sits in a
+// branch that never runs. Its result becomes prim::Uninitialized, which is
+// what TorchScript itself puts in unreachable code; LibTorch's constant
+// propagation would otherwise run the cast and fold None into a constant of
+// the non-optional type, which it cannot read back.
+void mark_unreachable_casts(torch::jit::Block* b, torch::jit::Graph& g) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    torch::jit::Node* n = *it;
+    ++it;
+    for (torch::jit::Block* sub : n->blocks()) mark_unreachable_casts(sub, g);
+    if (n->kind() != c10::prim::unchecked_cast || n->input()->node()->kind() != c10::prim::Constant ||
+        n->input()->type()->kind() != c10::TypeKind::NoneType)
+      continue;
+    const c10::TypePtr& to = n->output()->type();
+    if (to->kind() == c10::TypeKind::OptionalType || to->kind() == c10::TypeKind::NoneType) continue;
+    torch::jit::Node* u = g.create(c10::prim::Uninitialized, {}, 1);
+    u->output()->setType(to);
+    u->insertBefore(n);
+    n->output()->replaceAllUsesWith(u->output());
+    n->destroy();
+  }
+}
+
 size_t count_nodes(torch::jit::Block* b) {
   size_t n = 0;
   for (torch::jit::Node* node : b->nodes()) {
@@ -93,6 +117,7 @@ bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   if (!has_control_flow(tg.graph->block())) return false;  // traced graphs: nothing to do
   const size_t before = count_nodes(tg.graph->block());
   fold_constant_appends(tg.graph->block(), *tg.graph);
+  mark_unreachable_casts(tg.graph->block(), *tg.graph);
   torch::jit::EliminateExceptions(tg.graph);
   torch::jit::ConstantPropagation(tg.graph, /*ignore_custom_classes=*/true);
   torch::jit::LowerSimpleTuples(tg.graph);

@@ -167,6 +167,36 @@ class MutatedInIf(torch.nn.Module):
         return y
 
 
+class ShiftedWindow(torch.nn.Module):
+    """Swin's shifted windows: a copied list, updated under conditions on
+    static sizes, then sum() of it. The branch not taken writes to the list
+    too: the example run must not let it change the taken one's values."""
+
+    def __init__(self, window: int):
+        super().__init__()
+        self.window = window
+        self.shift = [1, 2]
+
+    def forward(self, x):
+        shift = self.shift.copy()
+        if self.window >= x.size(1):
+            shift[0] = 0
+        if self.window >= x.size(2):
+            shift[1] = 0
+        if sum(shift) > 0:
+            x = torch.roll(x, shifts=(-shift[0], -shift[1]), dims=(1, 2))
+        return x * (sum(shift) + 1)
+
+
+class ListSum(torch.nn.Module):
+    """sum() of lists of numbers computed at run time (ints and floats)."""
+
+    def forward(self, x, n: int):
+        ints = [int(x.argmax()), n, 2]
+        floats = [float(x.max()), 0.5]
+        return x * sum(ints) + sum(floats)
+
+
 class MutatedInLoop(torch.nn.Module):
     def forward(self, x, n):
         acc = torch.zeros_like(x)
@@ -229,6 +259,10 @@ CASES = [
          error_below={10: "opset 11"}),
     Case("fixed_list", FixedList(), (x,), script=True, opsets=(9, 13, 17)),
     Case("mutated_in_if", MutatedInIf(), (x, True), script=True, opsets=OPSETS, more_args=[(x, False)]),
+    Case("shifted_window", ShiftedWindow(4), (torch.randn(2, 6, 8),), script=True, opsets=(9, 13, 17)),
+    Case("shifted_window_partly", ShiftedWindow(6), (torch.randn(2, 6, 8),), script=True, opsets=(9, 17)),
+    Case("shifted_window_none", ShiftedWindow(8), (torch.randn(2, 6, 8),), script=True, opsets=(9, 17)),
+    Case("list_sum", ListSum(), (x, 3), script=True, opsets=(11, 13, 17), more_args=[(-x, 5)]),
     Case("mutated_in_loop", MutatedInLoop(), (x, torch.tensor(3)), script=True, opsets=OPSETS,
          more_args=[(x, torch.tensor(0)), (x, torch.tensor(5))]),
     Case("loop_model_traced", LoopModel(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=(9, 13, 17)),
