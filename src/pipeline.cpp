@@ -100,7 +100,13 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   torch_side::lift_parameters(tg, module, ctx);
   torch_side::bind_inputs(tg, args, ctx);
   torch_side::fold_export_facts(tg, ctx);
-  torch_side::simplify_scripted(tg, ctx);
+  auto simplify = [&] {
+    const bool simplified = torch_side::simplify_scripted(tg, ctx);
+    return torch_side::fold_dicts(tg, ctx) || simplified;
+  };
+  // (a folded dict read can decide a branch, whose folding exposes more dict reads)
+  for (int round = 0; round < kMaxFoldRounds && simplify(); ++round) {
+  }
   torch_side::cleanup(tg, ctx);
   timer.done("torch passes");
   torch_side::example_run(tg, ctx);
@@ -112,7 +118,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   // Static values may have decided branch conditions (`if x.dim() == 3`,
   // `if why_not_fast_path:`): their branches are folded, and the code they
   // bring to the top level is run and folded in turn, until nothing changes.
-  for (int round = 0; round < kMaxFoldRounds && torch_side::simplify_scripted(tg, ctx); ++round) {
+  for (int round = 0; round < kMaxFoldRounds && simplify(); ++round) {
     torch_side::example_run(tg, ctx);
     torch_side::fold_static_values(tg, ctx);
     torch_side::cleanup(tg, ctx);

@@ -26,6 +26,10 @@ void fold_export_facts(TorchGraph& tg, const TorchContext& ctx);
 // Scripted graphs: exception branches removed, constant conditions folded,
 // prints/warnings dropped. Returns whether the graph changed.
 bool simplify_scripted(TorchGraph& tg, const TorchContext& ctx);
+// Dicts built and read in one block with constant keys: reads become the
+// stored values (torchvision's IntermediateLayerGetter). Returns whether the
+// graph changed.
+bool fold_dicts(TorchGraph& tg, const TorchContext& ctx);
 // In-place ops: later reads of the mutated value read the op's result; writes
 // into views rebuild their base (slice_scatter, ...). Needs the example run's
 // info; returns true when it added nodes (which then need another run).

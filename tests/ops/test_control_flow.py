@@ -3,7 +3,8 @@
 branches and trip counts, compared with PyTorch."""
 import os
 import sys
-from typing import List
+from collections import OrderedDict
+from typing import Dict, List
 
 import torch
 
@@ -197,6 +198,42 @@ class ListSum(torch.nn.Module):
         return x * sum(ints) + sum(floats)
 
 
+class Features(torch.nn.Module):
+    """torchvision's IntermediateLayerGetter and segmentation heads: an
+    OrderedDict filled under conditions on constant keys, read back, tested
+    with `in`, and returned."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleDict({"a": torch.nn.ReLU(), "b": torch.nn.Tanh(), "c": torch.nn.Sigmoid()})
+        self.keep = {"a": "low", "c": "high"}
+
+    def forward(self, x) -> Dict[str, torch.Tensor]:
+        feats = OrderedDict()
+        for name, layer in self.layers.items():
+            x = layer(x)
+            if name in self.keep:
+                feats[self.keep[name]] = x
+        out = OrderedDict()
+        out["main"] = feats["high"] * 2
+        if "low" in feats:
+            out["aux"] = feats["low"] + len(feats)
+        feats["high"] = feats["high"] - 1  # a later store: reads after it see the new value
+        out["late"] = feats["high"]
+        return out
+
+
+class ResizeLike(torch.nn.Module):
+    """deeplabv3's ASPP pooling, scripted: F.interpolate to a size read from a
+    shape. Its recompute_scale_factor branches cast None in code that never
+    runs, which LibTorch's constant propagation cannot fold by itself."""
+
+    def forward(self, x):
+        size = x.shape[-2:]
+        y = torch.nn.functional.adaptive_avg_pool2d(x, 1)
+        return torch.nn.functional.interpolate(y, size=size, mode="bilinear", align_corners=False) + x
+
+
 class MutatedInLoop(torch.nn.Module):
     def forward(self, x, n):
         acc = torch.zeros_like(x)
@@ -263,6 +300,8 @@ CASES = [
     Case("shifted_window_partly", ShiftedWindow(6), (torch.randn(2, 6, 8),), script=True, opsets=(9, 17)),
     Case("shifted_window_none", ShiftedWindow(8), (torch.randn(2, 6, 8),), script=True, opsets=(9, 17)),
     Case("list_sum", ListSum(), (x, 3), script=True, opsets=(11, 13, 17), more_args=[(-x, 5)]),
+    Case("features_dict", Features(), (x,), script=True, opsets=(9, 17)),
+    Case("resize_like", ResizeLike(), (torch.randn(1, 2, 5, 6),), script=True, opsets=(11, 17)),
     Case("mutated_in_loop", MutatedInLoop(), (x, torch.tensor(3)), script=True, opsets=OPSETS,
          more_args=[(x, torch.tensor(0)), (x, torch.tensor(5))]),
     Case("loop_model_traced", LoopModel(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=(9, 13, 17)),

@@ -1,0 +1,180 @@
+// Dicts a scripted model builds and reads in one block, with keys known at
+// export time: `out = OrderedDict(); out["out"] = x; ...; return out`
+// (torchvision's IntermediateLayerGetter, its segmentation models). ONNX has
+// no dicts: each read becomes the value last stored under its key, `k in d`
+// and len(d) become constants, and any other use (a return, a container)
+// gets a fresh prim::DictConstruct of the entries at that point. Dicts with
+// keys computed at run time, or stored into in nested blocks, stay as they are.
+// (`dict()` and `OrderedDict()` script to aten::dict, an empty one.)
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "torch_passes/passes.h"
+
+namespace torch2onnx::torch_side {
+namespace {
+
+using torch::jit::Block;
+using torch::jit::Graph;
+using torch::jit::Node;
+using torch::jit::Value;
+
+struct Entries {
+  std::vector<std::pair<c10::IValue, Value*>> items;  // in insertion order, as Python's dict
+
+  Value** find(const c10::IValue& key) {
+    for (auto& [k, v] : items)
+      if (c10::_fastEqualsForContainer(k, key)) return &v;
+    return nullptr;
+  }
+  void set(const c10::IValue& key, Value* v) {
+    if (Value** slot = find(key)) *slot = v;
+    else items.emplace_back(key, v);
+  }
+};
+
+bool is_dict_op(const Node* m, c10::Symbol kind) {
+  return m->kind() == kind && m->inputs().size() >= 1 &&
+         m->input(0)->type()->kind() == c10::TypeKind::DictType;
+}
+
+// What a use of the dict does, or nullopt when this pass cannot follow it.
+// Reads may sit in nested blocks (`if "aux" in feats: y = feats["aux"]`):
+// they see the entries as of the node of `b` that holds them, as long as
+// every store is in `b` itself.
+enum class UseKind { Store, Read, Contains, Length, Other };
+std::optional<UseKind> classify(const torch::jit::Use& u, bool nested) {
+  const Node* m = u.user;
+  const bool key_known = m->inputs().size() >= 2 && torch::jit::toIValue(m->input(1)).has_value();
+  std::optional<UseKind> kind;
+  if (u.offset == 0 && is_dict_op(m, c10::aten::_set_item)) kind = key_known ? std::optional(UseKind::Store) : std::nullopt;
+  else if (u.offset == 0 && is_dict_op(m, c10::aten::__getitem__)) kind = key_known ? std::optional(UseKind::Read) : std::nullopt;
+  else if (u.offset == 0 && is_dict_op(m, c10::aten::__contains__))
+    kind = key_known ? std::optional(UseKind::Contains) : std::nullopt;
+  else if (u.offset == 0 && is_dict_op(m, c10::aten::len)) kind = UseKind::Length;
+  else {
+    // Anything else may keep or change the dict: only after the last store.
+    const c10::FunctionSchema* schema = m->maybeSchema();
+    if (schema && u.offset < schema->arguments().size()) {
+      const auto* alias = schema->arguments()[u.offset].alias_info();
+      if (alias && alias->isWrite()) return std::nullopt;
+    }
+    kind = UseKind::Other;
+  }
+  if (nested && kind && (*kind == UseKind::Store || *kind == UseKind::Other)) return std::nullopt;
+  return kind;
+}
+
+// The node of `b` that is, or holds, `m`.
+Node* anchor_in(Node* m, const Block* b) {
+  while (m && m->owningBlock() != b) m = m->owningBlock()->owningNode();
+  return m;
+}
+
+bool fold_dict(Node* construct, Graph& g) {
+  Value* dict = construct->output();
+  Block* b = construct->owningBlock();
+  Entries entries;
+  for (size_t i = 0; i + 1 < construct->inputs().size(); i += 2) {
+    auto key = torch::jit::toIValue(construct->input(i));
+    if (!key) return false;
+    entries.set(*key, construct->input(i + 1));
+  }
+  // The uses, in program order (of the nodes of `b` holding them);
+  // snapshots only after the last store.
+  struct DictUse {
+    Node* user;
+    Node* anchor;
+    UseKind kind;
+  };
+  std::vector<DictUse> uses;
+  const Node* last_store = nullptr;
+  for (const torch::jit::Use& u : dict->uses()) {
+    Node* anchor = anchor_in(u.user, b);
+    if (!anchor) return false;
+    auto kind = classify(u, anchor != u.user);
+    if (!kind) return false;
+    uses.push_back({u.user, anchor, *kind});
+    if (*kind == UseKind::Store && (!last_store || u.user->isAfter(last_store))) last_store = u.user;
+  }
+  std::stable_sort(uses.begin(), uses.end(),
+                   [](const DictUse& a, const DictUse& c) { return c.anchor->isAfter(a.anchor); });
+  for (const DictUse& u : uses)
+    if (u.kind == UseKind::Other && last_store && last_store->isAfter(u.anchor)) return false;
+  {  // every read finds its key (else a KeyError at run time: left to LibTorch's message)
+    Entries keys = entries;
+    for (const DictUse& u : uses) {
+      const auto key = u.kind == UseKind::Store || u.kind == UseKind::Read ? torch::jit::toIValue(u.user->input(1))
+                                                                            : std::nullopt;
+      if (u.kind == UseKind::Store) keys.set(*key, nullptr);
+      if (u.kind == UseKind::Read && !keys.find(*key)) return false;
+    }
+  }
+
+  std::vector<Node*> dead;
+  for (const auto& [m, anchor, kind] : uses) {
+    switch (kind) {
+      case UseKind::Store:
+        entries.set(*torch::jit::toIValue(m->input(1)), m->input(2));
+        dead.push_back(m);
+        break;
+      case UseKind::Read:
+        m->output()->replaceAllUsesWith(*entries.find(*torch::jit::toIValue(m->input(1))));
+        dead.push_back(m);
+        break;
+      case UseKind::Contains:
+      case UseKind::Length: {
+        torch::jit::WithInsertPoint guard(m);
+        Value* c = kind == UseKind::Contains
+                       ? g.insertConstant(entries.find(*torch::jit::toIValue(m->input(1))) != nullptr)
+                       : g.insertConstant(static_cast<int64_t>(entries.items.size()));
+        m->output()->replaceAllUsesWith(c);
+        dead.push_back(m);
+        break;
+      }
+      case UseKind::Other: {
+        torch::jit::WithInsertPoint guard(m);
+        std::vector<Value*> inputs;
+        for (const auto& [k, v] : entries.items) {
+          inputs.push_back(g.insertConstant(k));
+          inputs.push_back(v);
+        }
+        Node* snapshot = g.insertNode(g.create(c10::prim::DictConstruct, inputs, 1));
+        snapshot->output()->setType(dict->type());
+        m->replaceInputWith(dict, snapshot->output());
+        break;
+      }
+    }
+  }
+  for (Node* m : dead) m->destroy();
+  if (!dict->hasUses()) construct->destroy();
+  return true;
+}
+
+bool fold_block(Block* b, Graph& g) {
+  bool changed = false;
+  std::vector<Node*> constructs;
+  for (Node* n : b->nodes()) {
+    for (Block* sub : n->blocks()) changed = fold_block(sub, g) || changed;
+    const bool empty_dict = n->kind() == c10::aten::dict && n->inputs().empty();  // dict(), OrderedDict()
+    if ((n->kind() == c10::prim::DictConstruct || empty_dict) && n->output()->hasUses()) constructs.push_back(n);
+  }
+  for (Node* n : constructs) {
+    // Nothing to do for a dict that is only returned or passed on.
+    bool only_other = true;
+    for (const auto& u : n->output()->uses()) {
+      auto kind = classify(u, anchor_in(u.user, b) != u.user);
+      only_other = only_other && kind == UseKind::Other;
+    }
+    if (!only_other) changed = fold_dict(n, g) || changed;
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool fold_dicts(TorchGraph& tg, const TorchContext&) { return fold_block(tg.graph->block(), *tg.graph); }
+
+}  // namespace torch2onnx::torch_side
