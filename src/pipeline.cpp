@@ -122,6 +122,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
     torch_side::example_run(tg, ctx);
     torch_side::fold_static_values(tg, ctx);
     torch_side::cleanup(tg, ctx);
+    timer.done(("fold round " + std::to_string(round + 1)).c_str());
   }
   timer.done("fold_static_values");
   if (std::getenv("T2O_DUMP_TORCH_GRAPH")) std::cerr << "[t2o] torch graph after the torch passes:\n" << *tg.graph;

@@ -369,11 +369,14 @@ class Runner {
       // A branch run only to learn types writes to copies: an in-place op
       // there must not change the values the example really computes
       // (Swin's `shift_size[0] = 0` in the branch not taken).
-      if (speculating_)
-        for (size_t i = 0; i < stack.size() && i < schema.arguments().size(); ++i) {
-          const auto* alias = schema.arguments()[i].alias_info();
-          if (alias && alias->isWrite()) stack[i] = private_copy(stack[i]);
-        }
+      // A constant is a value, never an object: a write to one (a list the
+      // torch passes folded, then updated: `l = shift.copy(); l[0] = 0`)
+      // writes to a copy too, as the conversion does.
+      for (size_t i = 0; i < stack.size() && i < schema.arguments().size(); ++i) {
+        const auto* alias = schema.arguments()[i].alias_info();
+        if (alias && alias->isWrite() && (speculating_ || n->input(i)->node()->kind() == c10::prim::Constant))
+          stack[i] = private_copy(stack[i], speculating_ != 0);
+      }
       // batch_norm/instance_norm in training mode update their running
       // statistics in place without saying so in their schema: run them on
       // copies, never on the model's buffers.
@@ -403,49 +406,7 @@ class Runner {
       for (size_t i = 0; i < outs->size(); ++i) set(n->output(i), (*outs)[i]);
       return true;
     }
-    const auto k = n->kind();
-    if ((k == c10::aten::_convolution || k == c10::aten::convolution) && stack.size() >= 9) {
-      set(n->output(), meta_convolution(stack[0].toTensor(), stack[1].toTensor(), stack[3].toIntVector(),
-                                        stack[4].toIntVector(), stack[5].toIntVector(), stack[6].toBool(),
-                                        stack[7].toIntVector(), stack[8].toInt()));
-      return true;
-    }
     return false;
-  }
-
-  // The output of a convolution on meta tensors (LibTorch has no C++ meta
-  // kernel for it). Inconsistent shapes throw, which sends the export to a
-  // real run and PyTorch's own message.
-  static at::Tensor meta_convolution(const at::Tensor& x, const at::Tensor& w, std::vector<int64_t> stride,
-                                     std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
-                                     std::vector<int64_t> output_padding, int64_t groups) {
-    const int64_t nd = w.dim() - 2;
-    const bool batched = x.dim() == w.dim();
-    if (nd < 1 || (!batched && x.dim() != w.dim() - 1) || groups < 1) throw std::runtime_error("bad convolution");
-    auto expand = [nd](std::vector<int64_t>& v, int64_t dflt) {
-      if (v.empty()) v.assign(static_cast<size_t>(nd), dflt);
-      if (v.size() == 1) v.assign(static_cast<size_t>(nd), v[0]);
-      if (static_cast<int64_t>(v.size()) != nd) throw std::runtime_error("bad convolution parameters");
-    };
-    expand(stride, 1);
-    expand(padding, 0);
-    expand(dilation, 1);
-    expand(output_padding, 0);
-    const int64_t c_in = x.size(batched ? 1 : 0);
-    const int64_t c_expected = transposed ? w.size(0) : w.size(1) * groups;
-    if (c_in != c_expected || x.scalar_type() != w.scalar_type()) throw std::runtime_error("bad convolution input");
-    std::vector<int64_t> shape;
-    if (batched) shape.push_back(x.size(0));
-    shape.push_back(transposed ? w.size(1) * groups : w.size(0));
-    for (int64_t i = 0; i < nd; ++i) {
-      const int64_t in = x.size(x.dim() - nd + i), kk = w.size(2 + i);
-      int64_t out = transposed
-                        ? (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kk - 1) + output_padding[i] + 1
-                        : (in + 2 * padding[i] - dilation[i] * (kk - 1) - 1) / stride[i] + 1;
-      if (out <= 0) throw std::runtime_error("convolution output would be empty");
-      shape.push_back(out);
-    }
-    return at::empty(shape, x.options().device(at::kMeta));
   }
 
   // A kernel trusts its stack: handed a value of another type than its
@@ -481,9 +442,11 @@ class Runner {
 
   struct NotSpeculable {};
 
-  static c10::IValue private_copy(const c10::IValue& v) {
+  // A copy to write to: on the meta device when only types matter.
+  static c10::IValue private_copy(const c10::IValue& v, bool meta) {
     if (v.isTensor() && v.toTensor().defined()) {
       const at::Tensor& t = v.toTensor();
+      if (!meta) return t.clone();
       return t.is_meta() ? at::empty_strided(t.sizes(), t.strides(), t.options()) : t.to(at::kMeta);
     }
     if (v.isList()) return v.toList().copy();

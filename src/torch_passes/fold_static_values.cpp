@@ -66,13 +66,44 @@ bool mutated(const Value* v) {
   return false;
 }
 
-// A list update (l[i] = v, l.append(v)) whose list nothing else reads:
-// functionalize leaves chains of those, each a pure function of its inputs.
+// Whether nodes a and b sit in different branches of one If (never both run).
+bool exclusive(const Node* a, const Node* b) {
+  for (const torch::jit::Block* blk = a->owningBlock(); blk->owningNode(); blk = blk->owningNode()->owningBlock()) {
+    const Node* branch_point = blk->owningNode();
+    if (branch_point->kind() != c10::prim::If) continue;
+    for (const torch::jit::Block* other = b->owningBlock(); other->owningNode();
+         other = other->owningNode()->owningBlock())
+      if (other->owningNode() == branch_point) return other != blk;
+  }
+  return false;
+}
+
+// A use by an operator that only reads the list (l[i], len(l), sum(l));
+// containers built of it (prim::ListConstruct, no schema) keep it.
+bool plain_read(const torch::jit::Use& u) {
+  const c10::FunctionSchema* schema = u.user->maybeSchema();
+  if (!schema || u.offset >= schema->arguments().size()) return false;
+  const auto* alias = schema->arguments()[u.offset].alias_info();
+  return !alias || !alias->isWrite();
+}
+
+// A list update (l[i] = v, l.append(v)) after which nothing reads the old
+// list: functionalize leaves such updates (later reads read its result),
+// each a pure function of its inputs. Other uses of the old list must run
+// before it and keep no alias, or sit in the other branch of an If
+// (`if size[i] <= window[i]: window[i] = size[i]`, whose else returns it).
 bool functional_list_update(const Node* n) {
   const auto k = n->kind();
   if ((k != c10::aten::_set_item && k != c10::aten::append) || n->inputs().empty()) return false;
   const Value* list = n->input(0);
-  return list->type()->kind() == c10::TypeKind::ListType && list->uses().size() == 1;
+  if (list->type()->kind() != c10::TypeKind::ListType) return false;
+  if (list->node()->kind() == c10::prim::Constant) return true;  // updates copy it (example run, conversion)
+  for (const torch::jit::Use& u : list->uses()) {
+    if (u.user == n) continue;
+    if (exclusive(u.user, n)) continue;
+    if (!plain_read(u) || !u.user->isBefore(n)) return false;
+  }
+  return true;
 }
 
 // Values that are the same for every input of the export: a tensor's rank
@@ -114,6 +145,7 @@ class Folder {
   }
 
   void run() {
+    if (std::getenv("T2O_DEBUG_STATIC")) std::cerr << "[t2o] fold_static_values\n";
     analyze(tg_.graph->block(), true);
     fold_block(tg_.graph->block());
   }
@@ -137,6 +169,10 @@ class Folder {
       // those, each deciding the shapes the next one sees).
       if (torch::jit::Block* taken = top ? static_branch(n) : nullptr) {
         for (torch::jit::Block* sub : n->blocks()) analyze(sub, sub == taken);
+        if (std::getenv("T2O_DEBUG_STATIC"))
+          for (size_t i = 0; i < n->outputs().size(); ++i)
+            std::cerr << "[t2o] static branch -> %" << n->output(i)->debugName() << ": value "
+                      << value_static(taken->outputs()[i]) << " shape " << shape_static(taken->outputs()[i]) << "\n";
         for (size_t i = 0; i < n->outputs().size(); ++i) {
           const Value* r = taken->outputs()[i];
           Value* o = n->output(i);
@@ -186,7 +222,7 @@ class Folder {
       const bool pure = !n->isNondeterministic() && !n->hasSideEffects() && !n->kind().is_prim() ? true
                         : n->kind() == c10::prim::NumToTensor || n->kind() == c10::prim::ListConstruct ||
                               n->kind() == c10::prim::ListUnpack || n->kind() == c10::prim::TupleConstruct ||
-                              n->kind() == c10::prim::TupleUnpack;
+                              n->kind() == c10::prim::TupleUnpack || n->kind() == c10::prim::TupleIndex;
       const bool mutates = n->maybeSchema() && n->maybeSchema()->is_mutable() && !functional_list_update(n);
       for (Value* o : n->outputs()) {
         if (pure && !mutates && inputs_values_static) value_static_.insert(o);

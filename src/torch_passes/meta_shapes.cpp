@@ -43,6 +43,37 @@ int64_t pooled(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, 
   return out;
 }
 
+// The output of a convolution (LibTorch has no C++ meta kernel for it).
+// Inconsistent shapes throw, which sends the export to a real run and
+// PyTorch's own message.
+Outputs convolution(const at::Tensor& x, const at::Tensor& w, std::vector<int64_t> stride, std::vector<int64_t> padding,
+                    std::vector<int64_t> dilation, bool transposed, std::vector<int64_t> output_padding,
+                    int64_t groups) {
+  const int64_t nd = w.dim() - 2;
+  const bool batched = x.dim() == w.dim();
+  require(nd >= 1 && (batched || x.dim() == w.dim() - 1) && groups >= 1, "bad convolution");
+  const auto n = static_cast<size_t>(nd);
+  stride = expand_list(stride, n, 1);
+  padding = expand_list(padding, n, 0);
+  dilation = expand_list(dilation, n, 1);
+  output_padding = expand_list(output_padding, n, 0);
+  const int64_t c_in = x.size(batched ? 1 : 0);
+  const int64_t c_expected = transposed ? w.size(0) : w.size(1) * groups;
+  require(c_in == c_expected && x.scalar_type() == w.scalar_type(), "bad convolution input");
+  std::vector<int64_t> shape;
+  if (batched) shape.push_back(x.size(0));
+  shape.push_back(transposed ? w.size(1) * groups : w.size(0));
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t in = x.size(x.dim() - nd + static_cast<int64_t>(i)), k = w.size(2 + static_cast<int64_t>(i));
+    require(stride[i] > 0 && dilation[i] > 0, "bad convolution parameters");
+    const int64_t out = transposed ? (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + output_padding[i] + 1
+                                   : (in + 2 * padding[i] - dilation[i] * (k - 1) - 1) / stride[i] + 1;
+    require(out > 0, "convolution output would be empty");
+    shape.push_back(out);
+  }
+  return {meta_like(x, shape)};
+}
+
 // max_pool*d(self, kernel, stride, padding, dilation, ceil_mode); avg_pool*d(self, kernel, stride, padding, ceil_mode, ...)
 Outputs pool(const Stack& s, size_t nd, bool is_max, bool with_indices) {
   const at::Tensor& x = s[0].toTensor();
@@ -185,8 +216,28 @@ std::unordered_map<std::string, ShapeFn> make_table() {
     shape.back() = v.size(-1);
     return {meta_like(q, shape)};
   };
+  // _convolution/convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, ...)
+  t["aten::_convolution"] = t["aten::convolution"] = [](const Stack& s) -> Outputs {
+    require(s.size() >= 9, "bad convolution arguments");
+    return convolution(s[0].toTensor(), s[1].toTensor(), s[3].toIntVector(), s[4].toIntVector(), s[5].toIntVector(),
+                       s[6].toBool(), s[7].toIntVector(), s[8].toInt());
+  };
   for (size_t nd = 1; nd <= 3; ++nd) {
     const std::string d = std::to_string(nd) + "d";
+    // conv*d(input, weight, bias, stride, padding, dilation, groups); padding may be "valid" or "same"
+    t["aten::conv" + d] = [](const Stack& s) -> Outputs {
+      require(s.size() >= 7, "bad convolution arguments");
+      if (s[4].isString() && s[4].toStringRef() != "valid") throw std::runtime_error("padding='same'");  // a real run
+      const std::vector<int64_t> pad = s[4].isString() ? std::vector<int64_t>{0} : s[4].toIntVector();
+      return convolution(s[0].toTensor(), s[1].toTensor(), s[3].toIntVector(), pad, s[5].toIntVector(), false, {},
+                         s[6].toInt());
+    };
+    // conv_transpose*d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    t["aten::conv_transpose" + d] = [](const Stack& s) -> Outputs {
+      require(s.size() >= 8, "bad convolution arguments");
+      return convolution(s[0].toTensor(), s[1].toTensor(), s[3].toIntVector(), s[4].toIntVector(), s[7].toIntVector(),
+                         true, s[5].toIntVector(), s[6].toInt());
+    };
     t["aten::max_pool" + d] = [nd](const Stack& s) { return pool(s, nd, true, false); };
     t["aten::max_pool" + d + "_with_indices"] = [nd](const Stack& s) { return pool(s, nd, true, true); };
     t["aten::avg_pool" + d] = [nd](const Stack& s) { return pool(s, nd, false, false); };

@@ -2,10 +2,12 @@
 // (`if x.dim() != 4: raise ...`), branches on module attributes that are
 // constants by now (`if self.training:`), prints and warnings. This pass
 // considers exceptions unreachable (ONNX cannot raise), folds constant
-// conditions and constant subexpressions, and drops prints and warnings.
+// conditions and constant subexpressions, unrolls small loops with a constant
+// trip count, and drops prints and warnings.
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/loop_unrolling.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
 #include <torch/csrc/jit/passes/remove_exceptions.h>
 
@@ -120,6 +122,13 @@ bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   mark_unreachable_casts(tg.graph->block(), *tg.graph);
   torch::jit::EliminateExceptions(tg.graph);
   torch::jit::ConstantPropagation(tg.graph, /*ignore_custom_classes=*/true);
+  // `for i in range(3)` over sizes and tuples (Swin3D's window sizes): small
+  // loops with a constant trip count become straight code, whose indices are
+  // constants then.
+  if (torch::jit::UnrollConstantLoops(tg.graph)) {
+    fold_constant_appends(tg.graph->block(), *tg.graph);  // the unrolled appends
+    torch::jit::ConstantPropagation(tg.graph, true);
+  }
   torch::jit::LowerSimpleTuples(tg.graph);
   torch::jit::EliminateDeadCode(tg.graph);
   return count_nodes(tg.graph->block()) != before;
