@@ -242,6 +242,31 @@ std::unordered_map<std::string, Kernel> make_kernels() {
     }
     return one(x);
   };
+  // ScatterElements(data, indices, updates, axis) without a reduction (masks
+  // built by slice assignment of constants: Swin's shifted windows).
+  k["ScatterElements"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
+    if (n.has_attr("reduction") && n.attr("reduction")->s != "none") return std::nullopt;
+    at::Tensor x = view(*in[0]);
+    const int64_t axis = norm_axis(n.attr_i("axis", 0), x.dim());
+    at::Tensor idx = view(*in[1]).to(at::kLong);
+    idx = at::where(idx < 0, idx + x.size(axis), idx);
+    return one(x.clone().scatter_(axis, idx, view(*in[2]).to(x.scalar_type())));
+  };
+  // ScatterND(data, indices, updates) without a reduction.
+  k["ScatterND"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
+    if (n.has_attr("reduction") && n.attr("reduction")->s != "none") return std::nullopt;
+    at::Tensor x = view(*in[0]).clone();
+    at::Tensor idx = view(*in[1]).to(at::kLong);
+    const int64_t k_dims = idx.size(-1);
+    if (k_dims > x.dim()) return std::nullopt;
+    c10::List<std::optional<at::Tensor>> index;
+    for (int64_t d = 0; d < k_dims; ++d) {
+      at::Tensor i = idx.select(-1, d);
+      index.push_back(at::where(i < 0, i + x.size(d), i));
+    }
+    x.index_put_(index, view(*in[2]).to(x.scalar_type()));
+    return one(x);
+  };
   k["Shape"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
     std::vector<int64_t> dims = in[0]->dims();
     const int64_t r = static_cast<int64_t>(dims.size());

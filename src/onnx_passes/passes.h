@@ -29,6 +29,9 @@ void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx);
 void remove_identities(ir::Model& model, const PassContext& ctx);
 // Initializers and Constant nodes with the same content are merged.
 void deduplicate_constants(ir::Model& model, const PassContext& ctx);
+// The main graph's Constant nodes become initializers (unless
+// keep_initializers_as_inputs would list them as inputs).
+void constants_to_initializers(ir::Model& model, const PassContext& ctx);
 // Initializers computed by passes are named after what reads them:
 // "<node name>.<input name in the ONNX schema>" ("/rnn/LSTM.W").
 void name_derived_initializers(ir::Model& model, const PassContext& ctx);

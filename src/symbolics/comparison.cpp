@@ -159,6 +159,27 @@ void binary_max_min(SymbolicContext& ctx) {
   ctx.out(max_min<Opset>(ctx, in[0], in[1], t, IsMax));
 }
 
+// prim::max/prim::min: Python's max()/min() in TorchScript, of two numbers
+// or of a list of numbers.
+template <int Opset, bool IsMax>
+void prim_max_min(SymbolicContext& ctx) {
+  if (ctx.num_args() == 2 && !ctx.arg(0).is_list() && !ctx.arg(1).is_list()) return binary_max_min<Opset, IsMax>(ctx);
+  if (ctx.num_args() != 1 || !ctx.arg(0).is_list()) ctx.fail("max()/min() of two lists is not supported");
+  const Arg& list = ctx.arg(0);
+  const ir::DType t = ir::is_floating(ctx.out_dtype()) ? ir::DType::Double : ir::DType::Int64;
+  if (list.value) {  // a list computed at run time, as a 1-D tensor
+    ctx.out(helpers::reduce(ctx, IsMax ? "ReduceMax" : "ReduceMin", ctx.cast(list.value, t), {0}, false));
+    return;
+  }
+  if (list.elements.empty()) ctx.fail(std::string(IsMax ? "max" : "min") + "() of an empty list");
+  ir::Value* r = nullptr;
+  for (size_t k = 0; k < list.elements.size(); ++k) {
+    ir::Value* v = ctx.cast(ctx.elem(0, k), t);
+    r = r ? max_min<Opset>(ctx, r, v, t, IsMax) : v;
+  }
+  ctx.out(r);
+}
+
 // fmax/fmin: a NaN operand gives the other operand.
 template <int Opset, bool IsMax>
 void fmax_fmin(SymbolicContext& ctx) {
@@ -280,6 +301,10 @@ void register_comparison(Registry& r) {
   r.add("aten::maximum", 12, binary_max_min<12, true>);
   r.add("aten::minimum", 9, binary_max_min<9, false>);
   r.add("aten::minimum", 12, binary_max_min<12, false>);
+  r.add("prim::max", 9, prim_max_min<9, true>);
+  r.add("prim::max", 12, prim_max_min<12, true>);
+  r.add("prim::min", 9, prim_max_min<9, false>);
+  r.add("prim::min", 12, prim_max_min<12, false>);
   r.add("aten::fmax", 9, fmax_fmin<9, true>);
   r.add("aten::fmax", 12, fmax_fmin<12, true>);
   r.add("aten::fmin", 9, fmax_fmin<9, false>);

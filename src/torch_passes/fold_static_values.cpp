@@ -21,13 +21,26 @@ using torch::jit::Node;
 using torch::jit::Value;
 
 // Operators whose output shape depends on the input values, not only shapes.
-bool data_dependent_shape(const Node* n) {
+// aten::index does with a bool mask among its indices; integer indices give
+// their own shape (Swin V2's relative position bias table).
+bool data_dependent_shape(const Node* n, const TorchGraph& tg) {
   static const std::unordered_set<std::string> ops = {
       "aten::nonzero", "aten::nonzero_numpy", "aten::unique", "aten::_unique", "aten::_unique2",
-      "aten::unique_consecutive", "aten::unique_dim", "aten::masked_select", "aten::index",
-      "aten::repeat_interleave", "aten::bincount", "aten::histc", "torchvision::nms", "aten::argwhere",
-      "aten::nonzero_static"};
-  return ops.count(n->kind().toQualString()) != 0;
+      "aten::unique_consecutive", "aten::unique_dim", "aten::masked_select", "aten::repeat_interleave",
+      "aten::bincount", "aten::histc", "torchvision::nms", "aten::argwhere", "aten::nonzero_static"};
+  if (n->kind() == c10::aten::index && n->inputs().size() == 2) {
+    const Node* indices = n->input(1)->node();
+    if (indices->kind() != c10::prim::ListConstruct) return true;
+    for (const Value* i : indices->inputs()) {
+      if (i->type()->kind() == c10::TypeKind::NoneType) continue;
+      auto it = tg.info.find(i);
+      if (it == tg.info.end() || it->second.kind != ExampleInfo::Kind::Tensor ||
+          (it->second.dtype != at::kLong && it->second.dtype != at::kInt))
+        return true;
+    }
+    return false;
+  }
+  return n->kind() == c10::aten::index || ops.count(n->kind().toQualString()) != 0;
 }
 
 // Tensors, and containers of tensors (Tensor[], tuples, optionals), whose
@@ -222,11 +235,13 @@ class Folder {
       const bool pure = !n->isNondeterministic() && !n->hasSideEffects() && !n->kind().is_prim() ? true
                         : n->kind() == c10::prim::NumToTensor || n->kind() == c10::prim::ListConstruct ||
                               n->kind() == c10::prim::ListUnpack || n->kind() == c10::prim::TupleConstruct ||
-                              n->kind() == c10::prim::TupleUnpack || n->kind() == c10::prim::TupleIndex;
+                              n->kind() == c10::prim::TupleUnpack || n->kind() == c10::prim::TupleIndex ||
+                              n->kind() == c10::prim::max || n->kind() == c10::prim::min ||
+                              n->kind() == c10::prim::abs;
       const bool mutates = n->maybeSchema() && n->maybeSchema()->is_mutable() && !functional_list_update(n);
       for (Value* o : n->outputs()) {
         if (pure && !mutates && inputs_values_static) value_static_.insert(o);
-        if (is_tensor(o) && inputs_shapes_static && !data_dependent_shape(n)) shape_static_.insert(o);
+        if (is_tensor(o) && inputs_shapes_static && !data_dependent_shape(n, tg_)) shape_static_.insert(o);
       }
       if (std::getenv("T2O_DEBUG_STATIC") && !inputs_shapes_static)
         std::cerr << "[t2o] not static: " << n->kind().toQualString() << " -> %" << n->output(0)->debugName() << "\n";

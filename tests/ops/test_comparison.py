@@ -46,6 +46,20 @@ class ScriptNot(torch.nn.Module):
         return x * float(b) + float(c)
 
 
+class ScriptMaxMin(torch.nn.Module):
+    """Python's max()/min() of numbers computed at run time (prim::max/min):
+    two ints, an int and a float, and lists (MViT's relative positions)."""
+
+    def forward(self, x):
+        i = int(x.argmax())
+        j = int(x.argmin())
+        f = float(x.max())
+        a = max(i, j) - min(i, j)
+        b = max(f, 1.0) + min(i / 3, 2.0)
+        c = max([i, j, 3]) + min([f, 0.5])
+        return x * a + b + c
+
+
 def inplace(fn):
     def f(a, *rest):
         a = a.clone()
@@ -114,6 +128,7 @@ CASES += [
     Case("logical_and_inplace", inplace(lambda a, b: a.logical_and_(b)), (x, y)),
     Case("logical_not_inplace", inplace(lambda a: a.logical_not_()), (xi,)),
     Case("script_not", ScriptNot(), (x,), script=True),
+    Case("script_max_min", ScriptMaxMin(), (x,), script=True, opsets=(9, 12, 17)),
     # ---- bitwise on bool
     Case("and_op", lambda a, b: a & b, (b1, b2)),
     Case("or_op", lambda a, b: a | b, (b1, b2)),

@@ -63,6 +63,53 @@ TEST(Passes, FoldConstantsAndEliminateDeadCode) {
   EXPECT_EQ(folded->to_int64s(), (std::vector<int64_t>{11, 22, 33}));
 }
 
+// Masks built by slice assignment (Swin's shifted windows) fold: ScatterElements
+// and ScatterND of constants, negative indices counting from the end.
+TEST(Passes, FoldScatters) {
+  ir::Model m;
+  m.opset = 17;
+  ir::Graph& g = *m.graph;
+  ir::Value* x = g.add_input("x", ir::ValueType::tensor(ir::DType::Int64, {2, 3}));
+  auto c = [&](ir::Tensor t) { return g.create_node("Constant", {}, 1, {{"value", std::move(t)}})->output(0); };
+  ir::Value* data = c(ir::Tensor::from_int64s({0, 0, 0, 0, 0, 0}).reshaped({2, 3}));
+  ir::Value* idx = c(ir::Tensor::from_int64s({2, -3}).reshaped({1, 2}));
+  ir::Value* upd = c(ir::Tensor::from_int64s({7, 8}).reshaped({1, 2}));
+  ir::Value* se = g.create_node("ScatterElements", {data, idx, upd}, 1, {{"axis", int64_t{1}}})->output(0);
+  ir::Value* nd_idx = c(ir::Tensor::from_int64s({1, -1}).reshaped({1, 2}));
+  ir::Value* nd = g.create_node("ScatterND", {se, nd_idx, c(ir::Tensor::from_int64s({5}))}, 1)->output(0);
+  g.add_output(g.create_node("Add", {x, nd}, 1)->output(0));
+  ExportOptions o;
+  onnx_passes::PassContext ctx{o};
+  onnx_passes::fold_constants(m, ctx);
+  onnx_passes::eliminate_dead_code(m, ctx);
+  ir::Node* add = g.outputs()[0]->producer();
+  ASSERT_NE(add->input(1)->constant(), nullptr);
+  EXPECT_EQ(add->input(1)->constant()->to_int64s(), (std::vector<int64_t>{8, 0, 7, 0, 0, 5}));
+}
+
+// The main graph's Constant nodes become initializers, unless they would be
+// listed as overridable inputs.
+TEST(Passes, ConstantsToInitializers) {
+  for (bool keep : {false, true}) {
+    ir::Model m;
+    m.opset = 17;
+    ir::Graph& g = *m.graph;
+    ir::Value* x = g.add_input("x", ir::ValueType::tensor(ir::DType::Int64, {3}));
+    ir::Value* k = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_int64s({1, 2, 3})}})->output(0);
+    g.add_output(g.create_node("Mul", {x, k}, 1)->output(0));
+    ExportOptions o;
+    o.keep_initializers_as_inputs = keep;
+    onnx_passes::PassContext ctx{o};
+    onnx_passes::constants_to_initializers(m, ctx);
+    onnx_passes::lint(m, "test");
+    EXPECT_EQ(g.num_nodes(), keep ? 2u : 1u);
+    ir::Value* factor = g.outputs()[0]->producer()->input(1);
+    ASSERT_NE(factor->constant(), nullptr);
+    EXPECT_EQ(factor->constant()->to_int64s(), (std::vector<int64_t>{1, 2, 3}));
+    EXPECT_EQ(factor->producer() == nullptr, !keep);
+  }
+}
+
 TEST(Passes, FoldingFreesInitializersItConsumed) {
   // Transpose(W) folds into W^T; W had no other use, so the pass itself
   // removes it (a model of Linear weights never holds both copies). V is
