@@ -7,15 +7,6 @@
 #include "onnx_passes/passes.h"
 
 namespace torch2onnx::onnx_passes {
-namespace {
-
-bool is_graph_output(const ir::Value* v) {
-  for (const ir::Use& u : v->uses())
-    if (!u.user) return true;
-  return false;
-}
-
-}  // namespace
 
 void constants_to_initializers(ir::Model& model, const PassContext& ctx) {
   if (ctx.options.keep_initializers_as_inputs) return;

@@ -17,6 +17,13 @@ struct PassContext {
   std::map<std::string, std::string> module_classes = {};
 };
 
+// Whether v is one of its graph's outputs.
+inline bool is_graph_output(const ir::Value* v) {
+  for (const ir::Use& u : v->uses())
+    if (!u.user) return true;
+  return false;
+}
+
 // Nodes whose outputs nobody reads; initializers nobody reads.
 void eliminate_dead_code(ir::Model& model, const PassContext& ctx);
 // Nodes whose inputs are all constants become constants.

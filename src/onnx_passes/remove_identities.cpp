@@ -3,12 +3,6 @@
 namespace torch2onnx::onnx_passes {
 namespace {
 
-bool is_graph_output(const ir::Value* v) {
-  for (const ir::Use& u : v->uses())
-    if (!u.user) return true;
-  return false;
-}
-
 void run(ir::Graph& g) {
   std::vector<ir::Node*> order;
   for (const auto& n : g.nodes()) order.push_back(n.get());
