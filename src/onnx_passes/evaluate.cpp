@@ -259,7 +259,7 @@ std::unordered_map<std::string, Kernel> make_kernels() {
     at::Tensor idx = view(*in[1]).to(at::kLong);
     const int64_t k_dims = idx.size(-1);
     if (k_dims > x.dim()) return std::nullopt;
-    c10::List<std::optional<at::Tensor>> index;
+    c10::List<c10::optional<at::Tensor>> index;  // (c10::optional: LibTorch 1.13's type)
     for (int64_t d = 0; d < k_dims; ++d) {
       at::Tensor i = idx.select(-1, d);
       index.push_back(at::where(i < 0, i + x.size(d), i));

@@ -106,10 +106,8 @@ bool fold_dict(Node* construct, Graph& g) {
   {  // every read finds its key (else a KeyError at run time: left to LibTorch's message)
     Entries keys = entries;
     for (const DictUse& u : uses) {
-      const auto key = u.kind == UseKind::Store || u.kind == UseKind::Read ? torch::jit::toIValue(u.user->input(1))
-                                                                            : std::nullopt;
-      if (u.kind == UseKind::Store) keys.set(*key, nullptr);
-      if (u.kind == UseKind::Read && !keys.find(*key)) return false;
+      if (u.kind == UseKind::Store) keys.set(*torch::jit::toIValue(u.user->input(1)), nullptr);
+      if (u.kind == UseKind::Read && !keys.find(*torch::jit::toIValue(u.user->input(1)))) return false;
     }
   }
 
