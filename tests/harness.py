@@ -58,7 +58,7 @@ def export(model_path, out_path, args_path=None, inputs=(), extra=(), expect_ok=
     for spec in inputs:
         cmd += ["--input", spec]
     cmd += list(extra)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)  # a hang fails the test
     if expect_ok and proc.returncode != 0:
         raise AssertionError(f"export failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
     return proc

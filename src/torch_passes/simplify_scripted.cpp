@@ -9,7 +9,6 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/loop_unrolling.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
-#include <torch/csrc/jit/passes/remove_exceptions.h>
 
 #include "torch_passes/passes.h"
 
@@ -103,6 +102,34 @@ void mark_unreachable_casts(torch::jit::Block* b, torch::jit::Graph& g) {
   }
 }
 
+bool certainly_raises(torch::jit::Block* b) {
+  for (torch::jit::Node* n : b->nodes())
+    if (n->kind() == c10::prim::RaiseException) return true;
+  return false;
+}
+
+// An If whose one branch raises: the condition takes the other value, here
+// and wherever else it is read (an exported model never raises). LibTorch's
+// EliminateExceptions does this too, but it loops forever when two Ifs test
+// the same condition (the second replaces the constant it put in with
+// itself: scripted `F.embedding_bag` with `per_sample_weights`).
+void eliminate_exceptions(torch::jit::Block* b, torch::jit::Value* yes, torch::jit::Value* no) {
+  for (torch::jit::Node* n : b->nodes()) {
+    if (n->kind() == c10::prim::If && n->input()->node()->kind() != c10::prim::Constant) {
+      if (certainly_raises(n->blocks()[0])) n->input()->replaceAllUsesWith(no);
+      else if (certainly_raises(n->blocks()[1])) n->input()->replaceAllUsesWith(yes);
+    }
+    for (torch::jit::Block* sub : n->blocks()) eliminate_exceptions(sub, yes, no);
+  }
+}
+
+void eliminate_exceptions(torch::jit::Graph& g) {
+  torch::jit::WithInsertPoint at_start(g.block()->nodes().front());
+  torch::jit::Value* yes = g.insertConstant(true);
+  torch::jit::Value* no = g.insertConstant(false);
+  eliminate_exceptions(g.block(), yes, no);
+}
+
 size_t count_nodes(torch::jit::Block* b) {
   size_t n = 0;
   for (torch::jit::Node* node : b->nodes()) {
@@ -120,7 +147,7 @@ bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   const size_t before = count_nodes(tg.graph->block());
   fold_constant_appends(tg.graph->block(), *tg.graph);
   mark_unreachable_casts(tg.graph->block(), *tg.graph);
-  torch::jit::EliminateExceptions(tg.graph);
+  eliminate_exceptions(*tg.graph);
   torch::jit::ConstantPropagation(tg.graph, /*ignore_custom_classes=*/true);
   // `for i in range(3)` over sizes and tuples (Swin3D's window sizes): small
   // loops with a constant trip count become straight code, whose indices are

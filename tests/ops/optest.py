@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
 
 DEFAULT_OPSETS = (9, 11, 13, 17)
+BATCH_TIMEOUT_S = 900
 
 
 class Lambda(nn.Module):
@@ -150,7 +151,13 @@ def run(cases, workdir):
     job_file = os.path.join(workdir, "jobs.txt")
     with open(job_file, "w") as f:
         f.write("\n".join(jobs) + "\n")
-    proc = subprocess.run([harness.CLI, "batch", job_file], capture_output=True, text=True)
+    try:  # no export may hang: a batch that does not end fails its cases
+        proc = subprocess.run([harness.CLI, "batch", job_file], capture_output=True, text=True,
+                              timeout=BATCH_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        for key, *_ in pending:
+            results.status[key] = (False, f"torch2onnx batch did not finish in {BATCH_TIMEOUT_S} s (a hang)")
+        return results
     lines = proc.stdout.splitlines()
     if len(lines) != len(jobs):
         for key, *_ in pending:

@@ -68,6 +68,14 @@ class EmbeddingBagScript(nn.Module):
         return torch.embedding_bag(self.weight, i, o, False, self.mode, False, w, self.include_last)[0]
 
 
+class FunctionalBag(nn.Module):
+    """F.embedding_bag scripted: its argument checks test one condition in
+    several Ifs that raise (LibTorch's EliminateExceptions hung on them)."""
+
+    def forward(self, w, i, o: Optional[torch.Tensor], psw: Optional[torch.Tensor]):
+        return F.embedding_bag(i, w, offsets=o, mode="sum", per_sample_weights=psw)
+
+
 class EmbeddingBagInternal(nn.Module):
     def __init__(self, mode: int, padding_idx: int):
         super().__init__()
@@ -123,6 +131,10 @@ CASES = [
          (flat, torch.randn(10, 5), offsets)),
     Case("embedding_bag_script", EmbeddingBagScript(0, False), (flat, offsets, psw), script=True),
     Case("embedding_bag_script_include_last", EmbeddingBagScript(1, True), (flat, torch.tensor([0, 3, 10]), None),
+         script=True),
+    Case("embedding_bag_script_functional_weights", FunctionalBag(), (torch.rand(10, 15), flat, offsets, psw),
+         script=True, more_args=[(torch.rand(10, 15), flat.flip(0), torch.tensor([0, 1, 1, 9]), psw.flip(0))]),
+    Case("embedding_bag_script_functional_weights_2d", FunctionalBag(), (torch.rand(10, 15), idx, None, psw[:8].view(2, 4)),
          script=True),
     Case("_embedding_bag", EmbeddingBagInternal(1, 3), (flat, offsets), script=True),
     Case("_embedding_bag_no_padding", EmbeddingBagInternal(2, -1), (flat, offsets), script=True),
