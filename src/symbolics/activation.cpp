@@ -102,7 +102,8 @@ void hardswish_decomposed(SymbolicContext& ctx) {
   ctx.out(ctx.op("Mul", {x, ctx.op("HardSigmoid", {x}, {{"alpha", 1.0 / 6.0}, {"beta", 0.5}})}));
 }
 
-// aten::prelu(self, weight): the per-channel weight broadcasts over dim 1.
+// aten::prelu(self, weight): the per-channel weight broadcasts over dim 1. A
+// 0-d input keeps its rank (the single weight becomes 0-d too).
 void prelu(SymbolicContext& ctx) {
   ir::Value* w = ctx.in(1);
   const int64_t rank = ctx.rank(0);
@@ -111,6 +112,8 @@ void prelu(SymbolicContext& ctx) {
     std::vector<int64_t> shape(static_cast<size_t>(rank - 1), 1);
     shape[0] = ws[0];
     w = helpers::reshape(ctx, w, shape);
+  } else if (rank < static_cast<int64_t>(ws.size())) {  // [1] weight, 0-d input
+    w = helpers::reshape(ctx, w, std::vector<int64_t>(static_cast<size_t>(rank), 1));
   }
   ctx.out(ctx.op("PRelu", {ctx.in(0), w}));
 }

@@ -238,6 +238,12 @@ void size(SymbolicContext& ctx) {
   ctx.out(helpers::dim_size(ctx, x, dim));
 }
 
+// aten::len(Tensor): the length of dim 0 (a 0-d tensor has none, as in PyTorch).
+void len(SymbolicContext& ctx) {
+  if (ctx.rank(0) == 0) ctx.fail("len() of a 0-d tensor");
+  ctx.out(helpers::dim_size(ctx, ctx.in(0), 0));
+}
+
 // aten::numel(self)
 void numel(SymbolicContext& ctx) { ctx.out(ctx.op("Size", {ctx.in(0)})); }
 
@@ -291,6 +297,7 @@ void register_shape(Registry& r) {
   r.add("aten::repeat", 9, repeat);
   r.add("aten::tile", 9, tile_);
   r.add("aten::size", 9, size);
+  r.add("aten::len", 9, len);  // of a tensor; len of a list is the converter's
   r.add("aten::numel", 9, numel);
   r.add("aten::dim", 9, dim);
   r.add("aten::pixel_shuffle", 9, pixel_shuffle_9);

@@ -43,6 +43,8 @@ CASES = [
     Case("prelu_channels", nn.PReLU(3), (x[:, :, :, 0],)),
     Case("prelu_4d", nn.PReLU(3), (x,)),
     Case("prelu_single", nn.PReLU(), (x,)),
+    Case("prelu_0d", nn.PReLU(), (torch.scalar_tensor(-1.5),)),  # stays 0-d
+    Case("prelu_1d", nn.PReLU(), (x[0, 0, 0],)),
     Case("threshold", lambda x: F.threshold(x, 0.5, -1.0), (x,)),
     Case("glu", lambda x: F.glu(x, dim=1), (r(2, 6, 3),)),
     Case("glu_last", lambda x: F.glu(x, dim=-1), (r(2, 6),)),

@@ -41,6 +41,13 @@ class ScriptSizes(nn.Module):
         return y.view(s[0], s[1] * s[2]), y.numel() * x.view(-1), x.view(x.size())
 
 
+class ScriptLen(nn.Module):
+    """len() of a tensor: its dim 0 (a run-time value under dynamic_axes)."""
+
+    def forward(self, x):
+        return x * len(x) + torch.tensor([len(x)])
+
+
 class ScriptTile(nn.Module):
     def forward(self, x):
         return x.repeat(x.size(0), 1, 1), x.tile([2]), x.expand(x.size(0), -1, -1)
@@ -159,6 +166,8 @@ CASES = [
     Case("dyn_numel", lambda a: a * a.numel(), (x,), extra=dyn(a=[1])),
     Case("dyn_size", lambda a: a.new_zeros(a.size()) + a, (x,), extra=dyn(a=[0, 2])),
     Case("dyn_script_sizes", ScriptSizes(), (x,), script=True, extra=dyn(x=[0, 1])),
+    Case("script_len", ScriptLen(), (x,), script=True),
+    Case("dyn_script_len", ScriptLen(), (x,), script=True, extra=dyn(x=[0]), more_args=[(r(5, 3, 4),)]),
     # ---- pixel_shuffle / pixel_unshuffle
     Case("pixel_shuffle", nn.PixelShuffle(2), (r(2, 8, 3, 5),), opsets=(9, 10, 11, 13, 17)),
     Case("pixel_shuffle_3", lambda a: F.pixel_shuffle(a, 3), (r(1, 18, 2, 2),), opsets=(9, 10, 11, 13, 17)),
