@@ -47,6 +47,7 @@ const NamedPass kOnnxPasses[] = {
     {"remove_identities", onnx_passes::remove_identities},
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},
+    {"drop_unused_inputs", onnx_passes::drop_unused_inputs},
     {"constants_to_initializers", onnx_passes::constants_to_initializers},
     {"name_derived_initializers", onnx_passes::name_derived_initializers},
     {"outline_module_functions", onnx_passes::outline_module_functions},

@@ -56,6 +56,12 @@ struct ExportOptions {
   // ("loading", "tracing", "converting", "optimizing", "checking", "writing")
   // and the fraction of it done, in [0, 1]. The CLI draws its progress line with it.
   std::function<void(const std::string& stage, double fraction)> progress;
+  // Called for each example input the model does not read (an argument
+  // forward() ignores, or reads only for a static shape): such an input is
+  // not an input of the ONNX graph, as torch.onnx drops it too. `index` counts
+  // the graph inputs the example args make (tensors and numbers, tuples and
+  // lists flattened), from 0.
+  std::function<void(size_t index, const std::string& name)> unused_input;
 };
 
 // Every error torch2onnx reports. `kind` tells the CLI which exit code to use.

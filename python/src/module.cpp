@@ -201,6 +201,8 @@ PYBIND11_MODULE(_C, m) {
         o.verbose_stream = &verbose;
         std::string file = path.is_none() ? std::string() : path.cast<std::string>();
         ExportHooks hooks = python_hooks(options);
+        std::vector<size_t> unused;
+        o.unused_input = [&unused](size_t index, const std::string&) { unused.push_back(index); };
         std::string bytes = without_gil([&] {
           if (!file.empty()) {
             api::export_to_file(module, ivalues, file, o, hooks);
@@ -209,11 +211,12 @@ PYBIND11_MODULE(_C, m) {
           return api::export_to_bytes(module, ivalues, o, hooks);
         });
         if (o.verbose) py::print(verbose.str(), py::arg("end") = "", py::arg("flush") = true);
-        if (!file.empty()) return py::none();
-        return py::bytes(bytes);
+        py::object data = file.empty() ? py::object(py::bytes(bytes)) : py::object(py::none());
+        return py::make_tuple(data, unused);
       },
       py::arg("module"), py::arg("args"), py::arg("path"), py::arg("options"),
-      "Exports module.forward(*args); writes `path`, or returns the bytes when path is None");
+      "Exports module.forward(*args); writes `path` (or returns the bytes when path is None). "
+      "Returns (bytes or None, indices of the example inputs the model does not read)");
 
   m.def(
       "export_to_pretty_string",

@@ -41,13 +41,24 @@ def split_args(args, kwargs):
     return args, keyword
 
 
-def _has_tensor(value):
-    if isinstance(value, torch.Tensor):
+def _is_number(value):
+    return isinstance(value, (bool, int, float))
+
+
+def _number_tensor(value):
+    """A Python number as torch.onnx traces it: a 0-d int64, float64 or bool tensor."""
+    dtype = torch.bool if isinstance(value, bool) else torch.int64 if isinstance(value, int) else torch.float64
+    return torch.tensor(value, dtype=dtype)
+
+
+def _has_input(value):
+    """Whether `value` holds a tensor or a number: what becomes a graph input."""
+    if isinstance(value, torch.Tensor) or _is_number(value):
         return True
     if isinstance(value, (tuple, list)):
-        return any(_has_tensor(v) for v in value)
+        return any(_has_input(v) for v in value)
     if isinstance(value, dict):
-        return any(_has_tensor(v) for v in value.values())
+        return any(_has_input(k) or _has_input(v) for k, v in value.items())
     return False
 
 
@@ -61,20 +72,29 @@ def _only_tensors(value):
 
 
 def _leaves(value, out):
+    """The graph inputs `value` makes, in torch.onnx's order (torch.jit._flatten):
+    tensors, numbers as 0-d tensors, a dict's keys and values (a tensor key is
+    an input too); None and strings make none."""
     if isinstance(value, torch.Tensor):
         out.append(value)
+    elif _is_number(value):
+        out.append(_number_tensor(value))
     elif isinstance(value, (tuple, list)):
         for v in value:
             _leaves(v, out)
     elif isinstance(value, dict):
-        for v in value.values():
+        for k, v in value.items():
+            if isinstance(k, torch.Tensor):
+                out.append(k)
             _leaves(v, out)
     return out
 
 
 def _rebuild(value, tensors):
-    """`value` with its tensors replaced, in order, by those of the iterator `tensors`."""
-    if isinstance(value, torch.Tensor):
+    """`value` with its leaves (tensors and numbers) replaced, in order, by those
+    of the iterator `tensors`: the model sees numbers as 0-d tensors, as
+    torch.onnx traces them."""
+    if isinstance(value, torch.Tensor) or _is_number(value):
         return next(tensors)
     if isinstance(value, tuple):
         items = [_rebuild(v, tensors) for v in value]
@@ -82,7 +102,11 @@ def _rebuild(value, tensors):
     if isinstance(value, list):
         return [_rebuild(v, tensors) for v in value]
     if isinstance(value, dict):
-        return type(value)((k, _rebuild(v, tensors)) for k, v in value.items())
+        rebuilt = []
+        for k, v in value.items():
+            key = next(tensors) if isinstance(k, torch.Tensor) else k
+            rebuilt.append((key, _rebuild(v, tensors)))
+        return type(value)(rebuilt)
     return value
 
 
@@ -139,15 +163,19 @@ def bind_python(fn, args, kwargs):
 
 class _FlatForward:
     """forward(*trace_inputs) -> the model's forward with the original
-    arguments rebuilt: non-tensor values baked in, tensors from the inputs."""
+    arguments rebuilt: tensors and numbers (as 0-d tensors, as torch.onnx
+    traces them) from the inputs, None and strings baked in."""
 
     def __init__(self, forward, entries):
         self.forward = forward
         self.plan = []  # per entry: (entry, traced whole?)
         params = []
         for e in entries:
-            if not _has_tensor(e.value):
+            if not _has_input(e.value):
                 self.plan.append((e, None))
+            elif _is_number(e.value):  # a 0-d tensor input, named after the argument
+                self.plan.append((e, "number"))
+                params.append(e.name)
             elif _only_tensors(e.value):
                 self.plan.append((e, "whole"))
                 params.append(e.name)
@@ -163,6 +191,8 @@ class _FlatForward:
         for e, how in self.plan:
             if how == "whole":
                 out.append(e.value)
+            elif how == "number":
+                out.append(_number_tensor(e.value))
             elif how is not None:
                 out += _leaves(e.value, [])
         return tuple(out)
@@ -173,7 +203,7 @@ class _FlatForward:
         for e, how in self.plan:
             if how is None:
                 value = e.value
-            elif how == "whole":
+            elif how in ("whole", "number"):
                 value = next(it)
             else:
                 value = _rebuild(e.value, iter([next(it) for _ in range(how)]))

@@ -154,7 +154,7 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
     with _modes._exporting(), _modes.select_model_mode_for_export(model, training), _logging._core_log():
         module, values, positional, keyword = _prepare(model, args, kwargs, training)
         _logging.log(f"traced {type(model).__name__} in {time.perf_counter() - start:.3f} s")
-        data = _C().export(module, values, path, options)
+        data, unused = _C().export(module, values, path, options)
     if stream is not None:
         stream.write(data)
         if hasattr(stream, "flush"):
@@ -167,7 +167,8 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
         onnx_bytes = data if path is None else None
         with _modes.select_model_mode_for_export(model, training):
             verification.verify(model, positional, keyword, path if path is not None else onnx_bytes, values,
-                                scripted=isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)))
+                                scripted=isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)),
+                                unused=unused)
     return None
 
 
@@ -247,7 +248,7 @@ def export_to_pretty_string(model, args=(), export_params=True, verbose=False, t
         if google_printer:
             import onnx
 
-            return str(onnx.load_from_string(_C().export(module, values, None, options)))
+            return str(onnx.load_from_string(_C().export(module, values, None, options)[0]))
         return _C().export_to_pretty_string(module, values, options)
 
 

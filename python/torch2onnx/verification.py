@@ -105,13 +105,15 @@ def compare(expected, actual, rtol=1e-4):
             raise VerificationError(f"output {k}: max |onnxruntime - pytorch| = {diff:.3g} > {bound:.3g}")
 
 
-def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4):
+def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=()):
     """Runs `model` in PyTorch and the exported `onnx_model` (path or bytes) in
     ONNX Runtime on the same example args and compares the outputs. `values`
-    are what the core was given (scripted models take numbers as inputs too)."""
+    are what the core was given (scripted models take numbers as inputs too);
+    `unused`: the indices of the flattened values the graph does not take."""
     from ._args import clone_tensors
 
     with torch.no_grad():  # on copies: forward() may write into its inputs
         expected = model(*clone_tensors(tuple(args)), **clone_tensors(dict(kwargs or {})))
-    actual = run_onnx_runtime(onnx_model, _flatten(list(values), numbers=scripted))
+    feeds = [v for k, v in enumerate(_flatten(list(values), numbers=scripted)) if k not in set(unused)]
+    actual = run_onnx_runtime(onnx_model, feeds)
     compare(_flatten(expected, numbers=True), actual, rtol)

@@ -26,6 +26,8 @@ inline bool is_graph_output(const ir::Value* v) {
 
 // Nodes whose outputs nobody reads; initializers nobody reads.
 void eliminate_dead_code(ir::Model& model, const PassContext& ctx);
+// Graph inputs nothing reads are removed (as torch.onnx does).
+void drop_unused_inputs(ir::Model& model, const PassContext& ctx);
 // Nodes whose inputs are all constants become constants.
 void fold_constants(ir::Model& model, const PassContext& ctx);
 // Shape/Size of values whose shape is fully static (after inference) become constants.

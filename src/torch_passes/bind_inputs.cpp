@@ -28,6 +28,10 @@ struct Binder {
   TorchGraph& tg;
   Graph& graph;
   size_t insert_at = 0;  // where the next flat input goes
+  // The graph's first node before binding: the nodes that rebuild arguments
+  // (tuples, lists, number conversions) go before it, in the order they are
+  // made, so a nested tuple's parts come before the tuple.
+  torch::jit::Node* anchor = graph.block()->nodes().front();
 
   [[noreturn]] void mismatch(const std::string& name, const c10::TypePtr& expected, const c10::IValue& got) {
     throw Error(Error::Kind::Args, "example arg '" + name + "' does not fit the model: forward() expects " +
@@ -64,7 +68,7 @@ struct Binder {
       std::vector<Value*> parts;
       for (size_t i = 0; i < elems.size(); ++i)
         parts.push_back(bind(types[i], elems[i], name + "." + std::to_string(i)));
-      torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+      torch::jit::WithInsertPoint guard(anchor);
       return graph.insertNode(graph.createTuple(parts))->output();
     }
     if (arg.isList() && kind == c10::TypeKind::ListType &&
@@ -75,7 +79,7 @@ struct Binder {
         if (!list[i].isTensor()) mismatch(name, type, arg);
         parts.push_back(new_tensor_input(name + "." + std::to_string(i), list[i].toTensor()));
       }
-      torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+      torch::jit::WithInsertPoint guard(anchor);
       return graph.insertNode(graph.createList(c10::TensorType::get(), parts))->output();
     }
     // A number where the (scripted) signature takes int/float/bool: a 0-d
@@ -91,7 +95,7 @@ struct Binder {
                          : kind == c10::TypeKind::BoolType ? c10::aten::Bool
                                                            : c10::aten::Float;
       if (kind == c10::TypeKind::NumberType) conv = arg.isInt() ? c10::aten::Int : arg.isBool() ? c10::aten::Bool : c10::aten::Float;
-      torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+      torch::jit::WithInsertPoint guard(anchor);
       torch::jit::Node* n = graph.insertNode(graph.create(conv, {in}, 1));
       n->output()->setType(conv == c10::aten::Int ? c10::IntType::get()
                            : conv == c10::aten::Bool ? static_cast<c10::TypePtr>(c10::BoolType::get())
@@ -100,7 +104,7 @@ struct Binder {
     }
     // Numbers, strings, None, lists of numbers: constants.
     if (kind == c10::TypeKind::TensorType && !arg.isNone()) mismatch(name, type, arg);
-    torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+    torch::jit::WithInsertPoint guard(anchor);
     auto c = torch::jit::tryInsertConstant(graph, arg);
     if (!c) throw Error(Error::Kind::Args, "example arg '" + name + "' (" + describe(arg) + ") cannot be exported");
     return *c;
@@ -129,7 +133,7 @@ void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const 
 
   // Original inputs, bound one by one; the flat inputs are inserted before them.
   std::vector<Value*> originals(graph.inputs().begin(), graph.inputs().begin() + static_cast<std::ptrdiff_t>(n_user));
-  Binder binder{tg, graph, 0};
+  Binder binder{tg, graph};
   for (size_t i = 0; i < n_user; ++i) {
     Value* orig = originals[i];
     std::string name = i < tg.input_arg_names.size() ? tg.input_arg_names[i] : orig->debugName();

@@ -37,8 +37,9 @@ class LoopModel(nn.Module):
 def test_loop_model_traced_is_unrolled(tmp_path):
     dummy_input = torch.ones(2, 3, dtype=torch.long)
     loop_count = torch.tensor(5, dtype=torch.long)
-    proto, out = export_and_run(LoopModel(), (dummy_input, loop_count), tmp_path)
+    proto, out = export_and_run(LoopModel(), (dummy_input, loop_count), tmp_path, run_inputs=[dummy_input])
     assert "Loop" not in {n.op_type for n in proto.graph.node}
+    assert len(proto.graph.input) == 1  # the count is baked in by tracing: not an input (as torch.onnx)
     np.testing.assert_array_equal(out[0], LoopModel()(dummy_input, loop_count).numpy())
 
 
@@ -190,7 +191,10 @@ def test_args_forms(tmp_path):
     assert len(proto.graph.input) == 2
     assert_matches(m(x, z=z), out)
     # kwargs=
-    _, out = export_and_run(m, (x,), tmp_path, name="c.onnx", kwargs={"y": y, "scale": 2.0}, run_inputs=[x, y])
+    # a number is a 0-d input (double for a float), as torch.onnx traces it
+    scale = torch.tensor(2.0, dtype=torch.float64)
+    proto, out = export_and_run(m, (x,), tmp_path, name="c.onnx", kwargs={"y": y, "scale": 2.0}, run_inputs=[x, y, scale])
+    assert len(proto.graph.input) == 3
     assert_matches(m(x, y, scale=2.0), out)
 
 

@@ -33,14 +33,14 @@ def test_same_outputs_as_torch_onnx(tmp_path, name):
         torch.onnx.export(model, args, theirs, opset_version=17, **TORCHSCRIPT_EXPORTER)
     ours_proto, theirs_proto = check_onnx(ours), check_onnx(theirs)
     inputs = harness.flatten(args)
-    assert len(ours_proto.graph.input) == len(inputs)
-    # torch.onnx drops inputs the graph does not use: in torch 2.x,
-    # word_lm_transformer's causal mask (TransformerEncoder detects it and
-    # calls attention with is_causal=True instead). torch2onnx keeps every
-    # argument as an input for now (issue 17, graph interface).
+    # Both drop inputs the graph does not read: in torch 2.x, word_lm_transformer's
+    # causal mask (TransformerEncoder detects it and calls attention with
+    # is_causal=True instead). The graph interface must be torch.onnx's.
+    assert len(ours_proto.graph.input) == len(theirs_proto.graph.input)
     unused = len(inputs) - len(theirs_proto.graph.input)
     assert unused == (1 if name == "word_lm_transformer" and torch.__version__ >= "2" else 0)
-    ours_out, theirs_out = run_ort(ours, inputs), run_ort(theirs, inputs[:len(theirs_proto.graph.input)])
+    inputs = inputs[:len(theirs_proto.graph.input)]
+    ours_out, theirs_out = run_ort(ours, inputs), run_ort(theirs, inputs)
     harness.compare([torch.from_numpy(o) for o in theirs_out], ours_out)
     with torch.no_grad():
         assert_matches(model(*args), ours_out)

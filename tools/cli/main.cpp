@@ -55,7 +55,7 @@ int run_ops(const torch2onnx::cli::Command& c) {
   return 0;
 }
 
-int run_export(const torch2onnx::cli::Command& c);
+int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused = nullptr);
 std::vector<c10::IValue> example_args(const torch2onnx::cli::Command& c);
 
 // `torch2onnx check MODEL.pt ...`: every operator that cannot be converted.
@@ -82,7 +82,8 @@ int run_check(const torch2onnx::cli::Command& c) {
 
 // `torch2onnx batch FILE`: each line of FILE holds the arguments of one
 // export command (or a whole `check ...` / `ops ...` command); all run in
-// this process. Prints "OK <output>" or "ERROR <exit code> <message>" per line.
+// this process. Prints "OK <output>" (with " unused=i,j" when the model does
+// not read example inputs i and j) or "ERROR <exit code> <message>" per line.
 int run_batch(const torch2onnx::cli::Command& c) {
   std::ifstream in(c.model);
   if (!in) throw Error(Error::Kind::Usage, "cannot read batch file '" + c.model + "'");
@@ -97,8 +98,12 @@ int run_batch(const torch2onnx::cli::Command& c) {
       auto job = torch2onnx::cli::parse(argv);
       if (job.name == "check") run_check(job);
       else if (job.name == "ops") run_ops(job);
-      else run_export(job);
-      std::cout << "OK " << job.output << std::endl;
+      std::vector<size_t> unused;
+      if (job.name != "check" && job.name != "ops") run_export(job, &unused);
+      std::cout << "OK " << job.output;
+      // The example inputs the graph dropped, for the test harness to feed the rest.
+      for (size_t k = 0; k < unused.size(); ++k) std::cout << (k ? "," : " unused=") << unused[k];
+      std::cout << std::endl;
     } catch (const Error& e) {
       std::string msg = e.what();
       for (char& ch : msg)
@@ -132,12 +137,21 @@ void report_memory(const char* field, const char* label) {
   if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] " << label << ": " << torch2onnx::process_memory_mb(field) << " MB\n";
 }
 
-int run_export(const torch2onnx::cli::Command& c) {
+// `unused` (batch mode) collects the indices of the example inputs the model
+// does not read; otherwise each is named on stderr.
+int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused) {
   std::vector<c10::IValue> args = example_args(c);
   if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] RSS before loading the model: " << torch2onnx::rss_summary() << "\n";
   torch2onnx::cli::ProgressLine line;
   torch2onnx::ExportOptions options = c.options;
   if (line.enabled()) options.progress = [&line](const std::string& stage, double f) { line.update(stage, f); };
+  if (unused)
+    options.unused_input = [unused](size_t index, const std::string&) { unused->push_back(index); };
+  else
+    options.unused_input = [](size_t index, const std::string& name) {
+      std::cerr << "torch2onnx: note: the model does not read input '" << name << "' (example input " << index
+                << "): it is not an input of the ONNX graph (as with torch.onnx)\n";
+    };
   torch2onnx::export_archive(c.model, args, c.output, options);
   return 0;
 }
