@@ -211,7 +211,36 @@ class _FlatForward:
                 keyword[e.name] = value
             else:
                 positional.append(value)
-        return self.forward(*positional, **keyword)
+        return flat_outputs(self.forward(*positional, **keyword))
+
+
+def flat_outputs(value):
+    """forward()'s result as the graph's outputs, as torch.onnx flattens it: a
+    tensor stays one; containers (tuples, lists, dict values, nested) become a
+    flat tuple of their tensors, None left out, Python numbers as 0-d tensors
+    (int64, float64, bool; torch.onnx refuses those: "did not have observable
+    data dependence")."""
+    if isinstance(value, torch.Tensor):
+        return value
+    out = []
+
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif _is_number(v):
+            out.append(_number_tensor(v))
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif v is not None:
+            raise errors.ExampleInputError(f"forward() returns a {type(v).__name__}, which cannot be a graph output "
+                                           "(tensors, numbers, None and containers of them can)")
+
+    walk(value)
+    return tuple(out)
 
 
 def clone_tensors(value):

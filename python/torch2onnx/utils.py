@@ -180,12 +180,39 @@ _IGNORED = {
     "dynamo": "torch2onnx exports as torch.onnx's TorchScript exporter (dynamo=False) does",
     "report": None, "profile": None, "dump_exported_program": None, "artifacts_dir": None, "fallback": None,
     "custom_translation_table": None,
+    # torch.onnx.utils._export's keywords: node names are always added, ONNX
+    # shape inference always runs; the batch size is the example's unless
+    # dynamic_axes frees it, which is what fixed_batch_size asks for RNNs.
+    "export_type": None, "add_node_names": "nodes are always named",
+    "onnx_shape_inference": "ONNX shape inference always runs", "fixed_batch_size": None,
 }
 # torch 2.x options whose default (or any value) changes nothing here: no warning.
 _QUIET = {"dynamo": (False, None), "report": (False,), "profile": (False,), "dump_exported_program": (False,),
           "optimize": (True, False), "artifacts_dir": None, "custom_translation_table": (None,),
-          "_retain_param_name": None, "enable_onnx_checker": None}
+          "_retain_param_name": None, "enable_onnx_checker": None, "export_type": None,
+          "add_node_names": (True,), "onnx_shape_inference": (True,), "fixed_batch_size": None}
 _HANDLED = {"strip_doc_string", "aten", "use_external_data_format", "export_raw_ir"}
+
+
+def _export(model, args, f, export_params=True, verbose=False, training=TrainingMode.EVAL, input_names=None,
+            output_names=None, operator_export_type=OperatorExportTypes.ONNX, export_type=None, opset_version=None,
+            do_constant_folding=True, dynamic_axes=None, keep_initializers_as_inputs=None, fixed_batch_size=False,
+            custom_opsets=None, add_node_names=True, onnx_shape_inference=True, export_modules_as_functions=False,
+            autograd_inlining=True):
+    """torch.onnx.utils._export's signature (what torch.onnx's own helpers and
+    tests call): exports as export() does and returns the model's outputs on
+    `args`, as torch.onnx's returns them."""
+    export(model, args, f, export_params=export_params, verbose=verbose, training=training, input_names=input_names,
+           output_names=output_names, operator_export_type=operator_export_type, export_type=export_type,
+           opset_version=opset_version, do_constant_folding=do_constant_folding, dynamic_axes=dynamic_axes,
+           keep_initializers_as_inputs=keep_initializers_as_inputs, fixed_batch_size=fixed_batch_size,
+           custom_opsets=custom_opsets, add_node_names=add_node_names, onnx_shape_inference=onnx_shape_inference,
+           export_modules_as_functions=export_modules_as_functions, autograd_inlining=autograd_inlining)
+    from ._args import clone_tensors, split_args
+
+    positional, keyword = split_args(args if isinstance(args, tuple) else (args,), None)
+    with torch.no_grad(), _modes.select_model_mode_for_export(model, training):
+        return model(*clone_tensors(tuple(positional)), **clone_tensors(dict(keyword or {})))
 
 
 def _legacy_options(other):

@@ -23,7 +23,7 @@ bool is_structural(c10::Symbol k) {
   return k == c10::prim::Constant || k == c10::prim::ListConstruct || k == c10::prim::TupleConstruct ||
          k == c10::prim::ListUnpack || k == c10::prim::TupleUnpack || k == c10::prim::TupleIndex ||
          k == c10::prim::unchecked_cast || k == c10::prim::DictConstruct || k == c10::prim::If ||
-         k == c10::prim::Loop;
+         k == c10::prim::Loop || k == c10::prim::Uninitialized;
 }
 
 bool is_list_type(const c10::TypePtr& t) { return t->kind() == c10::TypeKind::ListType; }
@@ -34,12 +34,20 @@ bool is_list_op(const Node* n) {
   const auto k = n->kind();
   if (n->inputs().empty() || !is_list_type(n->input(0)->type())) return false;
   return k == c10::aten::append || k == c10::aten::len || k == c10::aten::__getitem__ || k == c10::aten::_set_item ||
-         k == c10::aten::list || (k == c10::aten::add && n->inputs().size() == 2);
+         k == c10::aten::list || k == c10::aten::slice || (k == c10::aten::add && n->inputs().size() == 2);
 }
 
 // (stack/cat of a sequence is handled by the converter too, but they have
 // symbolics for fixed lists, so they are never reported as unsupported.)
-bool handled_by_converter(const Node* n) { return is_structural(n->kind()) || is_list_op(n); }
+// `x is None` / `x is not None` on an Optional the graph did not fold: the
+// converter knows on which paths it is None.
+bool is_optional_test(const Node* n) {
+  return (n->kind() == c10::aten::__is__ || n->kind() == c10::aten::__isnot__) && n->inputs().size() == 2 &&
+         n->input(0)->type()->kind() == c10::TypeKind::OptionalType &&
+         n->input(1)->type()->kind() == c10::TypeKind::NoneType;
+}
+
+bool handled_by_converter(const Node* n) { return is_structural(n->kind()) || is_list_op(n) || is_optional_test(n); }
 
 // The symbolic for `kind` at `opset`; an in-place op ("relu_") falls back to
 // its out-of-place form, which functionalization made equivalent.
@@ -114,6 +122,9 @@ struct Slot {
   ir::Value* value = nullptr;
   std::vector<Slot> elements;
   int64_t id = -1;
+  // An Optional that is None on some paths: a bool value, true when `value`
+  // holds the tensor (`is None` tests read it); null otherwise.
+  ir::Value* present = nullptr;
 };
 
 class Converter : public ArgMaterializer {
@@ -329,6 +340,9 @@ class Converter : public ArgMaterializer {
       a.value = s.value;
       if (a.kind == Arg::Kind::Other || a.kind == Arg::Kind::None) a.kind = Arg::Kind::Tensor;
       apply_example(a, info);
+      // A value the example never computed (an Optional the example left
+      // None, read in a branch it did not take): the dtype its ONNX value has.
+      if (a.dtype == ir::DType::Undefined && a.kind == Arg::Kind::Tensor) a.dtype = s.value->type().dtype;
       return a;
     }
     if (s.kind == Slot::Kind::Sequence) {  // a list of run-time length: value only, no elements
@@ -418,6 +432,8 @@ class Converter : public ArgMaterializer {
       slot_of(n->output()) = elems.at(static_cast<size_t>(i));
     } else if (k == c10::prim::unchecked_cast) {
       slot_of(n->output()) = get_slot(n->input());
+    } else if (k == c10::prim::Uninitialized) {  // read on no path: None until a branch or loop sets it
+      slot_of(n->output()) = Slot{Slot::Kind::Constant, c10::IValue(), nullptr, {}, next_id_++};
     }
   }
 
@@ -475,6 +491,62 @@ class Converter : public ArgMaterializer {
     return ctx.in_as(0, dtype);
   }
 
+  // The dtype and rank a control-flow value has where it holds a tensor:
+  // from the example run of any of `vs` (the If/Loop output, the branch or
+  // body values that set it).
+  std::pair<ir::DType, size_t> tensor_type_of(std::initializer_list<const TValue*> vs) {
+    for (const TValue* v : vs) {
+      const ExampleInfo* info = v ? info_of(v) : nullptr;
+      if (info && info->kind == ExampleInfo::Kind::Tensor) return {to_dtype(info->dtype), info->sizes.size()};
+    }
+    return {ir::DType::Undefined, 0};
+  }
+
+  bool is_none_slot(const TValue* v) {
+    const Slot& s = get_slot(v);
+    return s.kind == Slot::Kind::Constant && s.constant.isNone();
+  }
+
+  // `v` as one value; where it is None (an Optional on this path, or a value
+  // not set yet), an empty tensor of `type` stands in: never read, it only
+  // gives If/Loop outputs one type on every path.
+  ir::Value* value_or_placeholder(const TValue* v, std::pair<ir::DType, size_t> type, const char* what) {
+    if (!is_none_slot(v) || type.first == ir::DType::Undefined) return single_value(v, type.first, what);
+    std::vector<int64_t> dims(type.second, 0);
+    ir::Value* p =
+        graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::from_doubles(type.first, {}, dims)}})->output(0);
+    p->type().dtype = type.first;
+    return p;
+  }
+
+  ir::Value* const_bool(bool b) {
+    ir::Value* v =
+        graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Bool, b ? 1 : 0)}})->output(0);
+    v->set_type(ir::ValueType::tensor(ir::DType::Bool, {}));
+    return v;
+  }
+
+  // `x is None` / `x is not None` on an Optional that an If left None on some path.
+  // Elsewhere an Optional is None on every path (a None slot) or on none (a value).
+  bool convert_optional_test(Node* n) {
+    if (!is_optional_test(n)) return false;
+    const Slot& a = get_slot(n->input(0));
+    const bool is = n->kind() == c10::aten::__is__;
+    if (!a.present) {
+      const bool none = is_none_slot(n->input(0));
+      slot_of(n->output()) = Slot{Slot::Kind::Constant, c10::IValue(is == none), nullptr, {}, next_id_++};
+      return true;
+    }
+    graph_->set_current_origin(origins_.of(n));
+    ir::Value* out = a.present;
+    if (is) {
+      out = graph_->create_node("Not", {a.present}, 1)->output(0);
+      out->set_type(ir::ValueType::tensor(ir::DType::Bool, {}));
+    }
+    slot_of(n->output()) = value_slot(out);
+    return true;
+  }
+
   // A subgraph output produced inside the subgraph (ONNX Runtime rejects
   // outer values returned directly): an Identity. Identity takes sequences
   // only from opset 14; before that, inserting an element at position 0 and
@@ -507,8 +579,9 @@ class Converter : public ArgMaterializer {
         g->add_output(local(to_sequence(get_slot(b->outputs()[i]), dt, b->outputs()[i], n), g.get()));
         continue;
       }
-      ir::DType dt = example_dtype(n->output(i));
-      g->add_output(local(single_value(b->outputs()[i], dt, "an If output"), g.get()));
+      auto type = tensor_type_of({n->output(i), n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]});
+      if (type.first == ir::DType::Undefined) type.first = example_dtype(n->output(i));
+      g->add_output(local(value_or_placeholder(b->outputs()[i], type, "an If output"), g.get()));
     }
     return g;
   }
@@ -573,6 +646,24 @@ class Converter : public ArgMaterializer {
   Slot sequence_slot(ir::Value* v) { return Slot{Slot::Kind::Sequence, {}, v, {}, next_id_++}; }
 
   ir::Value* int_value(const TValue* v) { return single_value(v, ir::DType::Int64, "a list index"); }
+
+  // elems[start:end:step] with Python's rules for omitted and negative bounds.
+  std::vector<Slot> python_slice(const std::vector<Slot>& elems, std::optional<int64_t> start,
+                                 std::optional<int64_t> end, int64_t step, Node* n) {
+    if (step == 0)
+      throw Error(Error::Kind::Conversion, "list slice step cannot be zero (in " +
+                                               torch_side::describe_origin(*origins_.of(n)) + ")");
+    const int64_t len = static_cast<int64_t>(elems.size());
+    auto clamp = [&](std::optional<int64_t> b, int64_t dflt) {
+      if (!b) return dflt;
+      int64_t v = *b < 0 ? *b + len : *b;
+      return step > 0 ? std::clamp<int64_t>(v, 0, len) : std::clamp<int64_t>(v, -1, len - 1);
+    };
+    const int64_t from = clamp(start, step > 0 ? 0 : len - 1), to = clamp(end, step > 0 ? len : -1);
+    std::vector<Slot> out;
+    for (int64_t i = from; step > 0 ? i < to : i > to; i += step) out.push_back(elems[static_cast<size_t>(i)]);
+    return out;
+  }
 
   void convert_list_op(Node* n) {
     graph_->set_current_origin(origins_.of(n));
@@ -641,6 +732,19 @@ class Converter : public ArgMaterializer {
         item->type().dtype = dt;
         slot_of(n->output()) = value_slot(item);
       }
+    } else if (k == c10::aten::slice) {  // l[start:end:step]
+      if (!fixed)
+        throw Error(Error::Kind::Conversion, "slicing a list of run-time length (in " +
+                                                 torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
+      auto bound = [&](size_t i) -> std::optional<int64_t> {
+        const Slot& s = get_slot(n->input(i));
+        if (s.kind == Slot::Kind::Constant && s.constant.isNone()) return std::nullopt;
+        if (auto v = const_index(i)) return v;
+        throw Error(Error::Kind::Conversion, "a list slice bound computed at run time (in " +
+                                                 torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
+      };
+      slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr,
+                                  python_slice(elems, bound(1), bound(2), bound(3).value_or(1), n), next_id_++};
     } else if (k == c10::aten::_set_item) {
       auto idx = const_index(1);
       if (fixed && idx) {
@@ -690,18 +794,46 @@ class Converter : public ArgMaterializer {
     ir::Value* cond = single_value(n->input(), ir::DType::Bool, "an If condition");
     auto then_g = branch(n->blocks()[0], n, "then_branch");
     auto else_g = branch(n->blocks()[1], n, "else_branch");
+    // An Optional output that a branch leaves None gets a bool output after
+    // the others: whether it holds a value.
+    std::vector<size_t> flagged;
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      if (n->output(i)->type()->kind() != c10::TypeKind::OptionalType || is_list_type(n->output(i)->type())) continue;
+      const TValue* outs[2] = {n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]};
+      const bool varies = is_none_slot(outs[0]) != is_none_slot(outs[1]) || get_slot(outs[0]).present ||
+                          get_slot(outs[1]).present;
+      if (!varies) continue;
+      for (size_t b = 0; b < 2; ++b) {
+        ir::Graph* g = b == 0 ? then_g.get() : else_g.get();
+        GraphScope scope(*this, g);
+        g->add_output(local(presence(outs[b]), g));
+      }
+      flagged.push_back(i);
+    }
     graph_->set_current_origin(origins_.of(n));
-    ir::Node* node = graph_->create_node("If", {cond}, n->outputs().size(),
+    ir::Node* node = graph_->create_node("If", {cond}, n->outputs().size() + flagged.size(),
                                          {{"else_branch", else_g}, {"then_branch", then_g}});
+    for (size_t f = 0; f < flagged.size(); ++f)
+      node->output(n->outputs().size() + f)->set_type(ir::ValueType::tensor(ir::DType::Bool, {}));
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       if (is_list_type(n->output(i)->type())) {
         node->output(i)->set_type(ir::ValueType::sequence(list_dtype({n->output(i)})));
         slot_of(n->output(i)) = sequence_slot(node->output(i));
         continue;
       }
-      node->output(i)->type().dtype = example_dtype(n->output(i));
+      auto type = tensor_type_of({n->output(i), n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]});
+      node->output(i)->type().dtype = type.first != ir::DType::Undefined ? type.first : example_dtype(n->output(i));
       slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, node->output(i), {}, next_id_++};
     }
+    for (size_t f = 0; f < flagged.size(); ++f) slot_of(n->output(flagged[f])).present = node->output(n->outputs().size() + f);
+  }
+
+  // The tensor type of loop-carried value k (its dtype is the one it ends with).
+  std::pair<ir::DType, size_t> carried_type(Node* n, size_t k) {
+    auto type = tensor_type_of({n->output(k), n->blocks()[0]->outputs()[1 + k], n->input(2 + k)});
+    ir::DType dt = example_dtype(n->output(k));
+    if (dt != ir::DType::Undefined) type.first = dt;
+    return type;
   }
 
   // prim::Loop(max_trip_count, cond, carried...) with body (i, carried...) ->
@@ -727,8 +859,14 @@ class Converter : public ArgMaterializer {
       ir::DType dt = example_dtype(n->output(k));
       if (dt == ir::DType::Undefined) dt = example_dtype(n->input(2 + k));
       types.push_back(dt);
-      inits.push_back(single_value(n->input(2 + k), dt, "a loop-carried value"));
+      // (a value a loop sets before it is read, e.g. the result of an early return, starts as a placeholder)
+      inits.push_back(value_or_placeholder(n->input(2 + k), carried_type(n, k), "a loop-carried value"));
     }
+    // An Optional carried value also carries whether it holds a value (after the others).
+    std::vector<size_t> flagged;
+    for (size_t k = 0; k < carried; ++k)
+      if (!is_list[k] && n->output(k)->type()->kind() == c10::TypeKind::OptionalType) flagged.push_back(k);
+    for (size_t k : flagged) inits.push_back(presence(n->input(2 + k)));
     auto body = std::make_shared<ir::Graph>(graph_);
     body->set_name(graph_->unique_name("loop_body"));
     {
@@ -741,19 +879,24 @@ class Converter : public ArgMaterializer {
                                         is_list[k] ? ir::ValueType::sequence(types[k]) : ir::ValueType::tensor(types[k]));
         slot_of(body_block->inputs()[1 + k]) = is_list[k] ? sequence_slot(in) : value_slot(in);
       }
+      for (size_t k : flagged)
+        slot_of(body_block->inputs()[1 + k]).present =
+            body->add_input(body->unique_name("present"), ir::ValueType::tensor(ir::DType::Bool, {}));
       for (Node* inner : body_block->nodes()) convert_node(inner);
       body->add_output(local(single_value(body_block->outputs()[0], ir::DType::Bool, "a loop condition"), body.get()));
       for (size_t k = 0; k < carried; ++k) {
         const TValue* out = body_block->outputs()[1 + k];
         ir::Value* v = is_list[k] ? to_sequence(get_slot(out), types[k], out, n)
-                                  : single_value(out, types[k], "a loop-carried value");
+                                  : value_or_placeholder(out, carried_type(n, k), "a loop-carried value");
         body->add_output(local(v, body.get()));
       }
+      for (size_t k : flagged) body->add_output(local(presence(body_block->outputs()[1 + k]), body.get()));
     }
     graph_->set_current_origin(origins_.of(n));
     std::vector<ir::Value*> ins{trips, cond};
     ins.insert(ins.end(), inits.begin(), inits.end());
-    ir::Node* node = graph_->create_node("Loop", ins, carried, {{"body", body}});
+    ir::Node* node = graph_->create_node("Loop", ins, carried + flagged.size(), {{"body", body}});
+    for (size_t f = 0; f < flagged.size(); ++f) node->output(carried + f)->set_type(ir::ValueType::tensor(ir::DType::Bool, {}));
     for (size_t k = 0; k < carried; ++k) {
       if (is_list[k]) {
         node->output(k)->set_type(ir::ValueType::sequence(types[k]));
@@ -763,6 +906,13 @@ class Converter : public ArgMaterializer {
         slot_of(n->output(k)) = value_slot(node->output(k));
       }
     }
+    for (size_t f = 0; f < flagged.size(); ++f) slot_of(n->output(flagged[f])).present = node->output(carried + f);
+  }
+
+  // Whether the Optional `v` holds a value, as a bool value of the current graph.
+  ir::Value* presence(const TValue* v) {
+    const Slot& s = get_slot(v);
+    return s.present ? s.present : const_bool(!is_none_slot(v));
   }
 
   void convert_node(Node* n) {
@@ -783,6 +933,7 @@ class Converter : public ArgMaterializer {
       convert_list_op(n);
       return;
     }
+    if (convert_optional_test(n)) return;
     if (is_structural(n->kind())) {
       convert_structural(n);
       return;
@@ -952,7 +1103,20 @@ class Converter : public ArgMaterializer {
         }
       }
       if (v->name() != name) {
-        if (graph_->names().taken(name)) rename_away(name);
+        if (ir::Value* holder = graph_->names().taken(name) ? value_named(name) : nullptr;
+            holder && (holder->is_initializer() || is_graph_input(holder))) {
+          // A default name yields to an input or a weight (a forward(output)
+          // argument); a name the user gave cannot be both.
+          if (i < options_.output_names.size())
+            throw Error(Error::Kind::Usage, "output name '" + name + "' is already the name of a graph input or "
+                                            "initializer: ONNX values need distinct names");
+          name = graph_->unique_name(name);
+          graph_->names().release(name);
+        } else if (holder) {
+          graph_->rename_unique(holder, name + "_renamed");
+        } else if (graph_->names().taken(name)) {
+          graph_->names().release(name);  // a node's name: nodes and values are named apart in ONNX
+        }
         graph_->rename(v, name);
       }
       if (options_.dynamic_axes.count(name)) {
@@ -967,14 +1131,17 @@ class Converter : public ArgMaterializer {
     check_dynamic_axes_used();
   }
 
-  // Frees `name` by renaming whichever value holds it.
-  void rename_away(const std::string& name) {
-    for (ir::Value* v : graph_->all_values()) {
-      if (v->name() == name) {
-        graph_->rename(v, graph_->unique_name(name + "_renamed"));
-        return;
-      }
-    }
+  // The value named `name`, if any.
+  ir::Value* value_named(const std::string& name) {
+    for (ir::Value* v : graph_->all_values())
+      if (v->name() == name) return v;
+    return nullptr;
+  }
+
+  bool is_graph_input(const ir::Value* v) {
+    for (const ir::Value* in : graph_->inputs())
+      if (in == v) return true;
+    return false;
   }
 
   TorchGraph& tg_;

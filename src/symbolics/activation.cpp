@@ -62,8 +62,12 @@ void elu(SymbolicContext& ctx) {
   ctx.out(y);
 }
 
-// aten::celu(self, alpha)
-void celu(SymbolicContext& ctx) { ctx.out(ctx.op("Celu", {ctx.in(0)}, {{"alpha", ctx.f(1)}})); }
+void celu_decomposed(SymbolicContext& ctx);
+// aten::celu(self, alpha): ONNX Celu takes float only; other dtypes (double) decomposed.
+void celu(SymbolicContext& ctx) {
+  if (ctx.dtype(0) != ir::DType::Float) return celu_decomposed(ctx);
+  ctx.out(ctx.op("Celu", {ctx.in(0)}, {{"alpha", ctx.f(1)}}));
+}
 void celu_decomposed(SymbolicContext& ctx) {
   const double alpha = ctx.f(1);
   ir::Value* x = ctx.in(0);

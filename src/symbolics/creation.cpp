@@ -172,9 +172,10 @@ ir::Tensor arange_constant(const SymbolicContext& ctx, size_t s, std::optional<s
 }
 
 // arange with start/end/step argument indices (start absent: 0; step absent: 1).
+// dtype_idx absent (the out= forms): the dtype is the out tensor's, which the example run gives.
 void arange_impl(SymbolicContext& ctx, std::optional<size_t> start, size_t end, std::optional<size_t> step,
-                 size_t dtype_idx, IndexRange index_range) {
-  check_layout(ctx, dtype_idx + 1);
+                 std::optional<size_t> dtype_idx, IndexRange index_range) {
+  if (dtype_idx) check_layout(ctx, *dtype_idx + 1);
   bool any_float = is_float_arg(ctx.arg(end));
   if (start) any_float = any_float || is_float_arg(ctx.arg(*start));
   if (step) any_float = any_float || is_float_arg(ctx.arg(*step));
@@ -216,9 +217,12 @@ void arange_impl(SymbolicContext& ctx, std::optional<size_t> start, size_t end, 
 }
 
 // arange(end, dtype, layout, device, pin) / arange.start(start, end, dtype, ...) /
-// arange.start_step(start, end, step, dtype, ...)
+// arange.start_step(start, end, step, dtype, ...); arange.out(end, *, out) /
+// arange.start_out(start, end, step, *, out) (functionalized: the result replaces out).
 void arange_with(SymbolicContext& ctx, IndexRange index_range) {
   switch (ctx.num_args()) {
+    case 2: return arange_impl(ctx, std::nullopt, 0, std::nullopt, std::nullopt, index_range);
+    case 4: return arange_impl(ctx, 0, 1, 2, std::nullopt, index_range);
     case 5: return arange_impl(ctx, std::nullopt, 0, std::nullopt, 1, index_range);
     case 6: return arange_impl(ctx, 0, 1, std::nullopt, 2, index_range);
     case 7: return arange_impl(ctx, 0, 1, 2, 3, index_range);

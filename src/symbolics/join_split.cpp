@@ -178,6 +178,27 @@ void chunk(SymbolicContext& ctx) {
   split_into(ctx, pieces_of(ctx, length, std::max<int64_t>((length + chunks - 1) / chunks, 1)), dim);
 }
 
+// Opset 13 (Split takes its sizes as an input): the sizes come from the
+// run-time length, so a chunk along a dynamic axis stays right at other
+// lengths that give as many pieces: ceil(length / chunks) each, the last the
+// rest. On a static axis the sizes fold back to a constant.
+void chunk_13(SymbolicContext& ctx) {
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
+  const int64_t chunks = ctx.i(1), length = dim_length(ctx, dim);
+  if (chunks <= 0) ctx.fail("chunks must be positive");
+  const size_t count = pieces_of(ctx, length, std::max<int64_t>((length + chunks - 1) / chunks, 1)).size();
+  if (count == 1) {
+    ctx.out_list({ctx.in(0)});
+    return;
+  }
+  ir::Value* len = helpers::unsqueeze(ctx, helpers::dim_size(ctx, ctx.in(0), dim), {0});
+  ir::Value* size = ctx.op("Div", {ctx.op("Add", {len, ctx.const_ints({chunks - 1})}), ctx.const_ints({chunks})});
+  ir::Value* rest = ctx.op("Sub", {len, ctx.op("Mul", {size, ctx.const_ints({static_cast<int64_t>(count) - 1})})});
+  std::vector<ir::Value*> sizes(count - 1, size);
+  sizes.push_back(rest);
+  ctx.out_list(ctx.op_n("Split", {ctx.in(0), ctx.op("Concat", sizes, {{"axis", int64_t{0}}})}, count, {{"axis", dim}}));
+}
+
 // aten::unbind(self, dim=0)
 void unbind(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.num_args() > 1 ? ctx.i(1) : 0, ctx.rank(0));
@@ -239,7 +260,10 @@ void register_join_split(Registry& r) {
                          "aten::split_with_sizes_copy"})
     r.add(op, 9, split);
   for (const char* op : {"aten::split", "aten::unsafe_split", "aten::split_copy"}) r.add(op, 11, split_11);
-  for (const char* op : {"aten::chunk", "aten::unsafe_chunk"}) r.add(op, 9, chunk);
+  for (const char* op : {"aten::chunk", "aten::unsafe_chunk"}) {
+    r.add(op, 9, chunk);
+    r.add(op, 13, chunk_13);
+  }
   for (const char* op : {"aten::unbind", "aten::unbind_copy"}) r.add(op, 9, unbind);
   r.add("aten::hsplit", 9, hsplit);
   r.add("aten::vsplit", 9, vsplit);

@@ -47,6 +47,32 @@ void prim_dtype(SymbolicContext& ctx) {
   ctx.out(ctx.const_int(ir::scalar_type_from_dtype(t)));
 }
 
+// aten::set_(self, source): self becomes source (its values, shape and
+// dtype); functionalized, the result is source.
+void set_source(SymbolicContext& ctx) {
+  if (ctx.num_args() != 2) ctx.fail("only set_(source) with a tensor source can be exported");
+  ctx.out(ctx.in(1));
+}
+
+// aten::__range_length(int lo, int hi, int step) -> int: how many values
+// range(lo, hi, step) has (a scripted loop's trip count):
+// max(0, (hi - lo + step - sign(step)) / step), the division exact or
+// truncated toward zero as ONNX's integer Div does; max(0, q) = (q + |q|) / 2.
+void range_length(SymbolicContext& ctx) {
+  auto in = helpers::inputs_as(ctx, {0, 1, 2}, ir::DType::Int64);
+  ir::Value* step = in[2];
+  ir::Value* span = ctx.op("Sub", {ctx.op("Add", {ctx.op("Sub", {in[1], in[0]}), step}), ctx.op("Sign", {step})});
+  ir::Value* q = ctx.op("Div", {span, step});
+  ctx.out(ctx.op("Div", {ctx.op("Add", {q, ctx.op("Abs", {q})}), ctx.const_scalar(ir::DType::Int64, 2)}));
+}
+
+// aten::__derive_index(int index, int start, int step) -> int: the loop
+// variable of range(start, ..., step) at iteration `index`.
+void derive_index(SymbolicContext& ctx) {
+  auto in = helpers::inputs_as(ctx, {0, 1, 2}, ir::DType::Int64);
+  ctx.out(ctx.op("Add", {in[1], ctx.op("Mul", {in[0], in[2]})}));
+}
+
 }  // namespace
 
 void register_scalars(Registry& r) {
@@ -59,9 +85,12 @@ void register_scalars(Registry& r) {
   r.add("aten::FloatImplicit", 9, to_float);
   r.add("aten::Bool", 9, to_bool);
   r.add("prim::dtype", 9, prim_dtype);
+  r.add("aten::set_", 9, set_source);
+  r.add("aten::__range_length", 9, range_length);
+  r.add("aten::__derive_index", 9, derive_index);
   for (const char* op : {"aten::detach", "aten::clone", "aten::contiguous", "aten::alias", "aten::lift_fresh",
                          "aten::lift", "aten::lift_fresh_copy", "aten::detach_copy", "aten::alias_copy",
-                         "aten::resolve_conj", "aten::resolve_neg", "aten::positive", "aten::cpu"})
+                         "aten::resolve_conj", "aten::resolve_neg", "aten::positive", "aten::cpu", "prim::data"})
     r.add(op, 9, helpers::pass_through);
   for (const char* op : {"aten::to", "aten::type_as", "aten::_to_copy", "aten::_cast_Byte", "aten::_cast_Char",
                          "aten::_cast_Short", "aten::_cast_Int", "aten::_cast_Long", "aten::_cast_Half",

@@ -28,6 +28,7 @@ bool data_dependent_shape(const Node* n, const TorchGraph& tg) {
       "aten::nonzero", "aten::nonzero_numpy", "aten::unique", "aten::_unique", "aten::_unique2",
       "aten::unique_consecutive", "aten::unique_dim", "aten::masked_select", "aten::repeat_interleave",
       "aten::bincount", "aten::histc", "torchvision::nms", "aten::argwhere", "aten::nonzero_static"};
+  if (n->kind() == c10::aten::where && n->inputs().size() == 1) return true;  // where(condition): nonzero
   if (n->kind() == c10::aten::index && n->inputs().size() == 2) {
     const Node* indices = n->input(1)->node();
     if (indices->kind() != c10::prim::ListConstruct) return true;
@@ -125,9 +126,19 @@ bool functional_list_update(const Node* n) {
 // nothing appends to.
 bool fixed_for_export(const Node* n) {
   const std::string kind = n->kind().toQualString();
-  if (kind == "aten::dim" || kind == "prim::dtype" || kind == "prim::is_quantized" || kind == "aten::__is__" ||
-      kind == "aten::__isnot__")
+  if (kind == "aten::dim" || kind == "prim::dtype" || kind == "prim::is_quantized") return true;
+  if (kind == "aten::__is__" || kind == "aten::__isnot__") {
+    // ... except `y is None` on an Optional that an If or a Loop sets on some
+    // paths only: the data decides (`y = None; if c: y = x`; in a loop body,
+    // the carried value).
+    for (const Value* v : n->inputs()) {
+      if (v->type()->kind() != c10::TypeKind::OptionalType) continue;
+      const Node* p = v->node();
+      if (p->kind() == c10::prim::If || p->kind() == c10::prim::Loop) return false;
+      if (p->kind() == c10::prim::Param && p->owningBlock()->owningNode()) return false;  // a loop body's input
+    }
     return true;
+  }
   if (kind == "aten::len" && n->inputs().size() == 1 && n->input(0)->type()->kind() == c10::TypeKind::ListType) {
     const Value* list = n->input(0);
     return list->node()->kind() == c10::prim::ListConstruct && !mutated(list);

@@ -109,6 +109,13 @@ class Functionalizer {
       const int k = mutated_argument(n);
       if (k < 0) continue;
       Value* target = n->input(static_cast<size_t>(k));
+      if (Value* rest = pop_as_slices(n)) {  // list.pop(i): l[i], and l[:i] + l[i+1:] from then on
+        replace_after_in_block(target, rest, n, b);
+        note(escaping, latest, target, rest, b);
+        n->destroy();
+        changed = true;
+        continue;
+      }
       if (n->outputs().size() != 1 || n->output()->type()->kind() != target->type()->kind()) {
         bool read_later = false;
         for (const auto& u : target->uses()) read_later = read_later || u.user->isAfter(n);
@@ -129,6 +136,32 @@ class Functionalizer {
   }
 
  private:
+  // `x = l.pop(i)` with a constant i: x = l[i], and the list without it is
+  // l[:-1] (i = -1) or l[:i] + l[i+1:]. Returns the shortened list (n's
+  // uses now read the element), or null for other nodes.
+  Value* pop_as_slices(Node* n) {
+    if (n->kind() != c10::aten::pop || n->inputs().size() != 2 ||
+        n->input(0)->type()->kind() != c10::TypeKind::ListType)
+      return nullptr;
+    auto idx = torch::jit::constant_as<int64_t>(n->input(1));
+    if (!idx) return nullptr;
+    torch::jit::WithInsertPoint guard(n);
+    Value* l = n->input(0);
+    Value* none = graph_.insertConstant(c10::IValue());
+    Value* one = graph_.insertConstant(int64_t{1});
+    Value* item = graph_.insert(c10::aten::__getitem__, {l, n->input(1)});
+    item->setType(n->output()->type());
+    if (auto info = tg_.info.find(n->output()); info != tg_.info.end()) {
+      ExampleInfo copy = info->second;
+      tg_.info[item] = std::move(copy);
+    }
+    n->output()->replaceAllUsesWith(item);
+    if (*idx == -1) return graph_.insert(c10::aten::slice, {l, none, graph_.insertConstant(int64_t{-1}), one});
+    Value* head = graph_.insert(c10::aten::slice, {l, none, n->input(1), one});
+    Value* tail = graph_.insert(c10::aten::slice, {l, graph_.insertConstant(*idx + 1), none, one});
+    return graph_.insert(c10::aten::add, {head, tail});
+  }
+
   [[noreturn]] void unsupported(const Node* n) {
     throw Error(Error::Kind::Conversion, std::string("the model mutates a value with ") + n->kind().toQualString() +
                                              ", which has no value-returning form; exporting it is not supported");

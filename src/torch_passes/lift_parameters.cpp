@@ -45,6 +45,8 @@ struct Lifter {
   std::unordered_map<std::string, Value*> by_name;                     // param name -> input
   std::unordered_map<const c10::TensorImpl*, Value*> by_tensor;        // tied weights
   std::vector<std::pair<Value*, std::pair<std::string, at::Tensor>>> lifted;
+  std::unordered_map<const c10::TensorImpl*, std::string> state_dict_names;  // filled on first use
+  std::unordered_map<std::string, Value*> assigned;  // attribute path -> value set in forward()
 
   Value* param_input(const std::string& name, const at::Tensor& t) {
     if (auto it = by_name.find(name); it != by_name.end()) return it->second;
@@ -60,15 +62,48 @@ struct Lifter {
     return in;
   }
 
+  // A list-of-tensors attribute (nn.LSTM's _flat_weights, a scripted
+  // ParameterList read as a list): a list of the tensors' inputs. Tensors
+  // that are parameters or buffers keep their state_dict names.
+  Value* tensor_list(Node* at, const std::string& path, const std::vector<at::Tensor>& tensors) {
+    if (state_dict_names.empty()) {
+      std::vector<std::pair<std::string, at::Tensor>> order;
+      state_dict_order(root, "", order);
+      for (const auto& [name, t] : order) state_dict_names.emplace(t.unsafeGetTensorImpl(), name);
+    }
+    std::vector<Value*> items;
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      auto known = state_dict_names.find(tensors[k].unsafeGetTensorImpl());
+      items.push_back(param_input(known != state_dict_names.end() ? known->second : path + "." + std::to_string(k),
+                                  tensors[k]));
+    }
+    torch::jit::WithInsertPoint guard(at);
+    return tg.graph->insertNode(tg.graph->createList(c10::TensorType::get(), items))->output();
+  }
+
+  // `self.<attr> = value` in forward(): later reads in this call read
+  // `value` (as PyTorch computes it; the module's state is not part of an
+  // ONNX graph). Only in forward()'s own block: an assignment that a branch
+  // or a loop makes would need the value carried out of it.
+  void assign(Node* n) {
+    auto owner = modules.find(n->input(0));
+    const std::string attr = n->s(c10::attr::name);
+    if (owner == modules.end() || n->owningBlock() != tg.graph->block())
+      throw Error(Error::Kind::Conversion, "the model assigns to module attribute '" + attr +
+                                               "' inside a branch or a loop of forward(), which cannot be exported");
+    const std::string path = owner->second.second.empty() ? attr : owner->second.second + "." + attr;
+    assigned[path] = n->input(1);
+    n->destroy();
+  }
+
   void run_block(torch::jit::Block* block) {
     for (auto it = block->nodes().begin(); it != block->nodes().end();) {
       Node* n = *it;
       ++it;
       for (torch::jit::Block* b : n->blocks()) run_block(b);
       if (n->kind() == c10::prim::SetAttr) {
-        throw Error(Error::Kind::Conversion,
-                    "the model assigns to module attribute '" + n->s(c10::attr::name) +
-                        "' in forward(); ONNX graphs are pure functions, so this cannot be exported");
+        assign(n);
+        continue;
       }
       if (n->kind() != c10::prim::GetAttr) continue;
       auto owner = modules.find(n->input(0));
@@ -76,8 +111,13 @@ struct Lifter {
       const std::string attr = n->s(c10::attr::name);
       const Module& m = owner->second.first;
       const std::string path = owner->second.second.empty() ? attr : owner->second.second + "." + attr;
-      c10::IValue v = m.attr(attr);
       Value* out = n->output();
+      if (auto set = assigned.find(path); set != assigned.end()) {  // read after `self.<attr> = value`
+        out->replaceAllUsesWith(set->second);
+        n->destroy();
+        continue;
+      }
+      c10::IValue v = m.attr(attr);
       if (v.isModule()) {
         modules.emplace(out, std::make_pair(v.toModule(), path));
         continue;  // removed once its reads are resolved
@@ -85,6 +125,8 @@ struct Lifter {
       Value* repl = nullptr;
       if (v.isTensor()) {
         repl = param_input(path, v.toTensor());
+      } else if (v.isTensorList()) {
+        repl = tensor_list(n, path, v.toTensorVector());
       } else {
         torch::jit::WithInsertPoint guard(n);
         auto c = torch::jit::tryInsertConstant(*tg.graph, v);
@@ -103,7 +145,7 @@ struct Lifter {
 
 void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchContext&) {
   auto& graph = *tg.graph;
-  Lifter lifter{tg, module, {}, {}, {}, {}};
+  Lifter lifter{tg, module, {}, {}, {}, {}, {}, {}};
   Value* self = graph.inputs().at(0);
   lifter.modules.emplace(self, std::make_pair(module, std::string()));
   lifter.run_block(graph.block());

@@ -34,6 +34,7 @@ CASES = [
     Case("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), (x,)),
     Case("elu", lambda x: F.elu(x, 0.7), (x,)),
     Case("celu", lambda x: F.celu(x, 1.3), (x,), opsets=(9, 11, 12, 17)),
+    Case("celu_double", lambda x: F.celu(x, 0.7), (x.double(),), opsets=(9, 12, 17)),  # ONNX Celu is float only
     Case("silu", F.silu, (x,)),
     Case("mish", F.mish, (x,)),
     Case("softplus", lambda x: F.softplus(x, beta=2.0, threshold=5.0), (x,)),

@@ -226,6 +226,9 @@ CASES += [
           torch.tensor([float("inf"), float("inf"), 1.0, 1.0])), opsets=CMP_OPSETS),
     Case("isclose_int", lambda a, b: torch.isclose(a, b, atol=1, rtol=0), (xi, yi), opsets=CMP_OPSETS),
     Case("isclose_zero_tol", lambda a, b: torch.isclose(a, b, atol=0, rtol=0), (x, y), opsets=CMP_OPSETS),
+    # where(condition): nonzero(condition, as_tuple=True)
+    Case("where_condition_only", lambda a: torch.where(a > 0), (x,)),
+    Case("where_condition_only_1d", lambda a: torch.where(a[0, 0] > 0.5), (x,)),
 ]
 
 results = optest.results_fixture(CASES)

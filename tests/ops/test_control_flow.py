@@ -4,7 +4,7 @@ branches and trip counts, compared with PyTorch."""
 import os
 import sys
 from collections import OrderedDict
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import torch
 
@@ -266,6 +266,82 @@ class LoopModel2(torch.nn.Module):
         return loop(x, y)
 
 
+class RangeStep(torch.nn.Module):
+    """range(start, end, step) in scripted loops: the trip count is
+    aten::__range_length, the loop variable aten::__derive_index."""
+
+    def forward(self, x):
+        s = x
+        for i in range(1, x.size(0), 2):
+            s = s + i
+        for j in range(x.size(0), 0, -3):
+            s = s * j
+        return s
+
+
+class ListSlices(torch.nn.Module):
+    """Slices of a fixed-length list (aten::slice.t), Python's rules for
+    omitted, negative and out-of-range bounds and steps."""
+
+    def forward(self, x):
+        l = [x, x * 2, x * 3, x * 4, x * 5]
+        a = l[1:]
+        b = l[-2:]
+        c = l[::2]
+        d = l[::-1]
+        e = l[1:10:3]
+        return a[0] + b[0] * 10 + c[2] * 100 + d[0] - e[1], len(a) + len(c) + len(d) + len(e) + len(l[7:])
+
+
+class ListPop(torch.nn.Module):
+    """list.pop() and list.pop(i): the element, and the list without it after."""
+
+    def forward(self, x):
+        l = [x, x * 2, x * 3, x * 4]
+        last = l.pop()
+        first = l.pop(0)
+        mid = l.pop(-2)
+        return last + first * 10 + mid * 100 + l[0], len(l)
+
+
+class EarlyReturnInLoop(torch.nn.Module):
+    """A return inside a loop: the result is prim::Uninitialized until the
+    loop sets it (a placeholder in ONNX, never read)."""
+
+    def forward(self, x):
+        for i in range(x.size(0)):
+            if i == 2:
+                return x * i
+        return x
+
+
+class OptionalFromIf(torch.nn.Module):
+    """An Optional that one branch leaves None: `is None` reads whether it holds a value."""
+
+    def forward(self, x):
+        y: Optional[torch.Tensor] = None
+        if bool(x.sum() > 0):
+            y = x + 1
+        if y is not None:
+            return y * 2
+        return x - 1
+
+
+class OptionalInLoop(torch.nn.Module):
+    """An Optional carried through a loop, None until the first iteration sets it."""
+
+    def forward(self, x):
+        y: Optional[torch.Tensor] = None
+        for i in range(x.size(0)):
+            if y is None:
+                y = x[i]
+            else:
+                y = y * 0.5 + x[i]
+        if y is None:
+            return x.sum(0) - 100
+        return y
+
+
 x = torch.randn(3, 4)
 pos, neg = x.abs() + 0.1, -x.abs() - 0.1
 five = torch.tensor(5)
@@ -304,6 +380,17 @@ CASES = [
     Case("resize_like", ResizeLike(), (torch.randn(1, 2, 5, 6),), script=True, opsets=(11, 17)),
     Case("mutated_in_loop", MutatedInLoop(), (x, torch.tensor(3)), script=True, opsets=OPSETS,
          more_args=[(x, torch.tensor(0)), (x, torch.tensor(5))]),
+    Case("range_step", RangeStep(), (torch.randn(5, 3),), script=True, opsets=OPSETS,
+         extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"),
+         more_args=[(torch.randn(1, 3),), (torch.randn(8, 3),), (torch.randn(2, 3),)]),
+    Case("list_slices", ListSlices(), (x,), script=True, opsets=(9, 13, 17)),
+    Case("early_return_in_loop", EarlyReturnInLoop(), (torch.randn(4, 3),), script=True, opsets=OPSETS,
+         extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"), more_args=[(torch.randn(2, 3),)]),
+    Case("optional_from_if", OptionalFromIf(), (pos,), script=True, opsets=OPSETS, more_args=[(neg,)]),
+    Case("optional_in_loop", OptionalInLoop(), (torch.randn(3, 2),), script=True, opsets=OPSETS,
+         extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"),
+         more_args=[(torch.randn(1, 2),), (torch.randn(0, 2),), (torch.randn(5, 2),)]),
+    Case("list_pop", ListPop(), (x,), script=True, opsets=(9, 13, 17)),
     Case("loop_model_traced", LoopModel(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=(9, 13, 17)),
     Case("loop_model2", LoopModel2(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=OPSETS,
          more_args=[(torch.ones(2, 3, dtype=torch.long), torch.tensor(9))]),

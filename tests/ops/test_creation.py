@@ -156,6 +156,9 @@ CASES = [
     Case("arange_int32_float_bounds", lambda x: torch.arange(-1.7, x.shape[1] * 2 + 0.2, 1.3, dtype=torch.int32),
          (x,)),
     Case("arange_runtime_end", lambda n: torch.arange(n[0]), (n(7),)),
+    # out= (the result replaces out; its dtype is out's)
+    Case("arange_out", lambda x: torch.arange(x.shape[1] * 2, out=torch.empty(0, dtype=torch.int32)), (x,)),
+    Case("arange_start_step_out", lambda x: torch.arange(1, x.shape[1] * 2, 0.5, out=torch.empty(0)), (x,)),
     Case("arange_runtime_start_end", lambda a, b: torch.arange(a[0], b[0]), (n(-3), n(9))),
     Case("arange_runtime_float", lambda t: torch.arange(0, t[0], 0.5), (n(3.2),)),
     Case("arange_runtime_step", lambda a, s: torch.arange(a[0], 20, s[0], dtype=torch.float64), (n(1.5), n(2.5))),

@@ -82,6 +82,13 @@ CASES = [
     Case("chunk_more_than_size", lambda a: a.chunk(5, 1), (x,)),
     Case("chunk_int", lambda a: a.chunk(3, 1), (xi,)),
     Case("unsafe_chunk", lambda a: torch.unsafe_chunk(a, 2, 2), (x,)),
+    # a dynamic axis: the pieces' sizes come from the run-time length from opset 13
+    Case("chunk_dynamic", lambda a: a.chunk(2, 1), (r(2, 4),), opsets=(13, 17),
+         extra=("--dynamic-axes", '{"x":[0,1]}', "--input-names", "x"),
+         more_args=[(r(3, 6),), (r(1, 5),), (r(2, 3),)]),
+    Case("chunk_dynamic_uneven", lambda a: a.chunk(3, 0), (r(7, 2),), opsets=(13, 17),
+         extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"),
+         more_args=[(r(9, 2),), (r(8, 2),), (r(5, 2),)]),
     # ---- unbind
     Case("unbind", lambda a: a.unbind(), (x,)),
     Case("unbind_dim", lambda a: torch.unbind(a, 1), (x,)),

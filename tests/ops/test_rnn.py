@@ -40,6 +40,30 @@ class WithHidden(nn.Module):
         return y, hn
 
 
+class ScriptedLSTM(nn.Module):
+    """A model holding an LSTM, scripted: forward reads rnn._flat_weights."""
+
+    def __init__(self, rnn):
+        super().__init__()
+        self.rnn = rnn
+
+    def forward(self, x, h, c):
+        y, (hn, cn) = self.rnn(x, (h, c))
+        return y, hn, cn
+
+
+class ScriptedRNN(nn.Module):
+    """A model holding a GRU or an RNN, scripted; h0 optional."""
+
+    def __init__(self, rnn):
+        super().__init__()
+        self.rnn = rnn
+
+    def forward(self, x, h: Optional[torch.Tensor] = None):
+        y, hn = self.rnn(x, h)
+        return y, hn
+
+
 class Packed(nn.Module):
     """pack_padded_sequence -> rnn -> pad_packed_sequence."""
 
@@ -152,6 +176,16 @@ CASES = [
     Case("gru_cell_no_bias", GRUCellScript(False), (r(4, 3), r(4, 5)), script=True),
     Case("rnn_tanh_cell", RNNCellScript(False, True), (r(4, 3), r(4, 5)), script=True),
     Case("rnn_relu_cell", RNNCellScript(True, False), (r(4, 3), r(4, 5)), script=True),
+    # ---- scripted modules: the weights come from the list attribute _flat_weights
+    Case("lstm_scripted", ScriptedLSTM(seeded(nn.LSTM(4, 5, num_layers=2))), (x, r(2, 3, 5), r(2, 3, 5)),
+         script=True),
+    Case("lstm_scripted_bidirectional_batch_first",
+         ScriptedLSTM(seeded(nn.LSTM(4, 3, bidirectional=True, batch_first=True))), (xb, r(2, 3, 3), r(2, 3, 3)),
+         script=True),
+    Case("gru_scripted", ScriptedRNN(seeded(nn.GRU(4, 5))), (x, r(1, 3, 5)), script=True),
+    Case("gru_scripted_no_state", ScriptedRNN(seeded(nn.GRU(4, 5, num_layers=2))), (x,), script=True),
+    Case("rnn_scripted", ScriptedRNN(seeded(nn.RNN(4, 5, nonlinearity="relu", num_layers=2))), (x, r(2, 3, 5)),
+         script=True),
 ]
 
 results = optest.results_fixture(CASES)

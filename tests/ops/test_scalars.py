@@ -69,6 +69,18 @@ class ScriptImplicitOps(nn.Module):
         return x * torch.ops.aten.FloatImplicit(t[1]) + torch.ops.aten.IntImplicit(ti[0])
 
 
+class ScriptData(nn.Module):
+    def forward(self, a):
+        return a.data * 2  # prim::data
+
+
+class ScriptSet(nn.Module):
+    def forward(self, a, b):
+        z = a * 1
+        z.set_(b)  # z becomes b (its shape)
+        return z + 1, a
+
+
 CASES = [
     # ---- sizes as numbers (traced: prim::NumToTensor / aten::Int)
     Case("size_times", lambda a: a + a.size(0) * 2, (x,)),
@@ -118,6 +130,9 @@ CASES = [
     Case("_cast_double", lambda a: torch._cast_Double(a), (b,)),
     # ---- no-ops
     Case("detach", lambda a: a.detach() * 2, (x,)),
+    Case("data_scripted", ScriptData(), (x,), script=True),
+    Case("set_source", lambda a, b: (a * 1).set_(b) + 1, (x, torch.randn(3, 2))),  # takes b's shape
+    Case("set_source_scripted", ScriptSet(), (x, torch.randn(4, 2)), script=True),
     Case("clone", lambda a: a.clone() + 1, (x,)),
     Case("clone_memory_format", lambda a: a.clone(memory_format=torch.channels_last), (r(2, 3, 4, 5),)),
     Case("contiguous", lambda a: a.transpose(0, 1).contiguous(), (x,)),

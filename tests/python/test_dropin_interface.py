@@ -154,3 +154,68 @@ def test_list_of_ints_argument():
 
 def test_string_argument_is_not_an_input():
     check(StrArg(), (x23, "sum"))
+
+
+# ---- outputs: flattened as torch.onnx flattens them
+
+
+class NoneOut(nn.Module):
+    def forward(self, x):
+        return x + 1, None
+
+
+class NumberOut(nn.Module):
+    def forward(self, x):
+        return x + 1, 3, 2.5
+
+
+class NestedOut(nn.Module):
+    def forward(self, x):
+        return [x + 1, (x * 2, {"a": x - 1, "b": None})]
+
+
+class Passthrough(nn.Module):
+    def forward(self, x, y):
+        return x, y * 2, x
+
+
+class ArgNamedOutput(nn.Module):
+    def forward(self, output):
+        return output + 1
+
+
+def test_none_output_is_left_out():
+    e = check(NoneOut(), (x23,))
+    assert len(e.ours.graph.output) == 1
+
+
+def test_nested_containers_of_outputs_are_flattened():
+    e = check(NestedOut(), (x23,))
+    assert len(e.ours.graph.output) == 3
+
+
+def test_number_outputs_are_constants():
+    # torch.onnx refuses ("did not have observable data dependence"); ours are 0-d constant outputs
+    e = check(NumberOut(), (x23,), theirs="fails")
+    assert [o.type.tensor_type.elem_type for o in e.ours.graph.output][1:] == [7, 11]  # int64, double
+
+
+def test_inputs_returned_as_outputs():
+    check(Passthrough(), (x23, y23))
+
+
+def test_default_output_name_yields_to_an_argument_name():
+    # forward(output): the input keeps the argument's name, the output gets another
+    e = Exports(ArgNamedOutput(), (x23,), 17, {"input_names": None})
+    assert [i.name for i in e.ours.graph.input] == ["output"]
+    assert e.ours.graph.output[0].name != "output"
+    check(ArgNamedOutput(), (x23,))
+
+
+def test_output_name_equal_to_an_input_name_is_refused():
+    import io
+
+    import torch2onnx
+
+    with pytest.raises(torch2onnx.errors.OnnxExporterError, match="output name 'x' is already the name of a graph input"):
+        torch2onnx.export(ArgNamedOutput(), (x23,), io.BytesIO(), input_names=["x"], output_names=["x"])

@@ -63,3 +63,31 @@ def test_scripting_and_tracing_warn_nothing_of_torch_jit():
                           (torch.randn(1, 3, 8, 8),), io.BytesIO())
     jit = [str(w.message) for w in caught if "torch.jit" in str(w.message)]
     assert not jit, jit
+
+
+def test_private_export_helper_as_torch_onnx_calls_it():
+    """torch.onnx.utils._export's keywords (its own verification code passes
+    fixed_batch_size, add_node_names, onnx_shape_inference ...): accepted
+    quietly; like torch.onnx's, it returns the model's outputs."""
+    import inspect
+
+    import torch2onnx.utils
+
+    try:
+        from torch.onnx._internal.torchscript_exporter.utils import _export as theirs
+    except ImportError:  # torch 1.13
+        from torch.onnx.utils import _export as theirs
+    ours, names = list(inspect.signature(torch2onnx.utils._export).parameters), list(inspect.signature(theirs).parameters)
+    assert [p for p in ours if p in names] == names  # every keyword of this torch's, in its order (2.x added some)
+    x = torch.randn(2, 4)
+    model = Scaled().eval()
+    buf = io.BytesIO()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch2onnx.utils._export(model, (x,), buf, opset_version=13, input_names=["x"],
+                                       dynamic_axes={"x": [0]}, fixed_batch_size=True, add_node_names=True,
+                                       onnx_shape_inference=True, export_type=None)
+    assert not [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert torch.equal(out, model(x))
+    x5 = torch.randn(5, 4)
+    assert_matches(model(x5), run_ort(buf.getvalue(), [x5]))

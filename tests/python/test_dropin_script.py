@@ -1,0 +1,259 @@
+"""Drop-in parity for what scripted (and traced) code does beyond tensor
+operators: module attributes assigned in forward, scripted RNNs (their weights
+are the list attribute _flat_weights), script builtins (range steps, list
+slices and pop, where(condition), arange(out=)), chunk along a dynamic axis.
+Each is compared with torch.onnx's TorchScript exporter on the same call."""
+import io
+from typing import Optional
+
+import pytest
+import torch
+import torch.nn as nn
+
+import torch2onnx
+from dropin import check
+
+x23 = torch.randn(2, 3)
+
+
+class AssignBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("state", torch.zeros(2, 3))
+
+    def forward(self, x):
+        self.state = x * 2
+        return self.state + 1
+
+
+class AssignInChild(nn.Module):
+    """The assignment happens in a submodule's forward (inlined), and the
+    parent reads the attribute after the call."""
+
+    def __init__(self):
+        super().__init__()
+        self.child = AssignBuffer()
+
+    def forward(self, x):
+        y = self.child(x)
+        return y * self.child.state
+
+
+class AssignInBranch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("state", torch.zeros(2, 3))
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            self.state = x
+        return self.state + 1
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
+def test_attribute_assigned_in_forward(script):
+    check(AssignBuffer(), (x23,), script=script, input_names=["x"], more=[(torch.randn(2, 3),)])
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
+def test_attribute_assigned_in_a_submodule(script):
+    check(AssignInChild(), (x23,), script=script, input_names=["x"])
+
+
+def test_attribute_assigned_in_a_branch_is_refused_by_name():
+    with pytest.raises(torch2onnx.errors.OnnxExporterError, match="'state' inside a branch or a loop"):
+        torch2onnx.export(torch.jit.script(AssignInBranch()), (x23,), io.BytesIO())
+
+
+class LSTMModel(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.rnn = nn.LSTM(4, 5, **kw)
+
+    def forward(self, x):
+        y, (h, c) = self.rnn(x)
+        return y, h, c
+
+
+class GRUModel(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.rnn = nn.GRU(4, 5, **kw)
+
+    def forward(self, x, h):
+        return self.rnn(x, h)
+
+
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2, "bidirectional": True}, {"batch_first": True}],
+                         ids=["plain", "2_layers_bidirectional", "batch_first"])
+def test_scripted_lstm(kw):
+    torch.manual_seed(0)
+    check(LSTMModel(**kw), (torch.randn(3, 2, 4),), script=True, input_names=["x"])
+
+
+def test_scripted_gru_with_state():
+    torch.manual_seed(0)
+    check(GRUModel(num_layers=2), (torch.randn(3, 2, 4), torch.randn(2, 2, 5)), script=True)
+
+
+class RangeStep(nn.Module):
+    def forward(self, x):
+        s = x
+        for i in range(1, x.size(0), 2):
+            s = s + i
+        return s
+
+
+def test_range_with_a_step_under_dynamic_axes():
+    check(RangeStep(), (torch.randn(5, 3),), script=True, input_names=["x"], dynamic_axes={"x": [0]},
+          more=[(torch.randn(8, 3),), (torch.randn(1, 3),)])
+
+
+class ListSlice(nn.Module):
+    def forward(self, x):
+        l = [x, x * 2, x * 3]
+        m = l[1:]
+        return m[0] + m[-1] + l[::-2][1]
+
+
+def test_list_slice():
+    check(ListSlice(), (x23,), script=True, input_names=["x"])
+
+
+class ListPop(nn.Module):
+    def forward(self, x):
+        l = [x, x * 2, x * 3]
+        a = l.pop()
+        return a + l[0] + len(l)
+
+
+def test_list_pop():
+    # torch.onnx adds len(l) as an int64 to a float tensor: 2.14's model is refused by
+    # ONNX Runtime, 1.13's own shape inference refuses it
+    check(ListPop(), (x23,), script=True, input_names=["x"], theirs="wrong" if torch.__version__ >= "2" else "fails")
+
+
+class WhereIndices(nn.Module):
+    def forward(self, x):
+        return torch.where(x > 0)
+
+
+def test_where_condition_only_traced():
+    check(WhereIndices(), (x23,), input_names=["x"], more=[(torch.randn(2, 3),)])
+
+
+def test_where_condition_only_scripted():
+    # torch.onnx returns one ONNX sequence; the rank is static, so ours are
+    # plain outputs, one per dim, as when traced
+    e = check(WhereIndices(), (x23,), script=True, input_names=["x"], theirs="other outputs")
+    assert len(e.ours.graph.output) == 2
+
+
+class ArangeOut(nn.Module):
+    def forward(self, x):
+        out = torch.empty(0, dtype=torch.int64)
+        torch.arange(x.size(0), out=out)
+        return out + 1
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
+def test_arange_out(script):
+    # torch.onnx's scripted export (1.13 and 2.14) returns the empty tensor `out` was
+    check(ArangeOut(), (x23,), script=script, input_names=["x"], theirs="wrong" if script else "same")
+
+
+class Chunk(nn.Module):
+    def forward(self, x):
+        a, b = x.chunk(2, dim=1)
+        return a * 2 + b[:, :1]
+
+
+def test_chunk_along_a_dynamic_axis():
+    check(Chunk(), (torch.randn(2, 4),), input_names=["x"], dynamic_axes={"x": [0, 1]},
+          more=[(torch.randn(3, 6),), (torch.randn(1, 2),)])
+
+
+# ---- script builtins and Optional values across control flow
+
+
+class IsNotNone(nn.Module):
+    def forward(self, x, y: Optional[torch.Tensor]):
+        if y is not None:
+            return x + y
+        return x
+
+
+def test_optional_argument_given_as_none():
+    # torch.onnx refuses None among a ScriptModule's args ("breaks type propagation")
+    check(IsNotNone(), (x23, None), script=True, theirs="fails")
+    check(IsNotNone(), (x23, x23), script=True)
+
+
+class OptionalFromIf(nn.Module):
+    def forward(self, x):
+        y: Optional[torch.Tensor] = None
+        if bool(x.sum() > 0):
+            y = x + 1
+        if y is not None:
+            return y * 2
+        return x
+
+
+@pytest.mark.parametrize("sign", [1, -1], ids=["example_sets_it", "example_leaves_none"])
+def test_optional_set_in_a_branch(sign):
+    # the example's path must not decide `y is not None` for every input
+    x = sign * x23.abs()
+    check(OptionalFromIf(), (x,), script=True, more=[(-x,)])
+
+
+class OptionalInLoop(nn.Module):
+    def forward(self, x):
+        y: Optional[torch.Tensor] = None
+        for i in range(x.size(0)):
+            if y is None:
+                y = x[i]
+            else:
+                y = y + x[i]
+        assert y is not None
+        return y
+
+
+def test_optional_carried_through_a_loop():
+    check(OptionalInLoop(), (torch.randn(2, 3),), script=True, input_names=["x"], dynamic_axes={"x": [0]},
+          more=[(torch.randn(5, 3),), (torch.randn(1, 3),)])
+
+
+class EarlyReturn(nn.Module):
+    def forward(self, x):
+        for i in range(x.size(0)):
+            if i == 2:
+                return x * i
+        return x
+
+
+def test_return_inside_a_loop():
+    # torch.onnx fails an internal assert on prim::Uninitialized
+    check(EarlyReturn(), (torch.randn(4, 3),), script=True, input_names=["x"], dynamic_axes={"x": [0]},
+          more=[(torch.randn(2, 3),), (torch.randn(3, 3),)], theirs="fails")
+
+
+class SetSource(nn.Module):
+    def forward(self, x, y):
+        z = x * 1
+        z.set_(y)
+        return z + 1
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
+def test_set_(script):
+    # torch.onnx: "Exporting the operator 'aten::set' ... is not supported"
+    check(SetSource(), (x23, torch.randn(3, 2)), script=script, theirs="fails")
+
+
+class Data(nn.Module):
+    def forward(self, x):
+        return x.data * 2
+
+
+def test_prim_data():
+    check(Data(), (x23,), script=True)
