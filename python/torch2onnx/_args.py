@@ -71,22 +71,26 @@ def _only_tensors(value):
     return False
 
 
-def _leaves(value, out):
+def _leaves(value, out, outputs=False):
     """The graph inputs `value` makes, in torch.onnx's order (torch.jit._flatten):
     tensors, numbers as 0-d tensors, a dict's keys and values (a tensor key is
-    an input too); None and strings make none."""
+    an input too); None and strings make none. outputs=True: the graph outputs
+    a forward() result makes (dict values only; anything else is an error)."""
     if isinstance(value, torch.Tensor):
         out.append(value)
     elif _is_number(value):
         out.append(_number_tensor(value))
     elif isinstance(value, (tuple, list)):
         for v in value:
-            _leaves(v, out)
+            _leaves(v, out, outputs)
     elif isinstance(value, dict):
         for k, v in value.items():
-            if isinstance(k, torch.Tensor):
+            if isinstance(k, torch.Tensor) and not outputs:
                 out.append(k)
-            _leaves(v, out)
+            _leaves(v, out, outputs)
+    elif outputs and value is not None:
+        raise errors.ExampleInputError(f"forward() returns a {type(value).__name__}, which cannot be a graph output "
+                                       "(tensors, numbers, None and containers of them can)")
     return out
 
 
@@ -222,25 +226,7 @@ def flat_outputs(value):
     data dependence")."""
     if isinstance(value, torch.Tensor):
         return value
-    out = []
-
-    def walk(v):
-        if isinstance(v, torch.Tensor):
-            out.append(v)
-        elif _is_number(v):
-            out.append(_number_tensor(v))
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                walk(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        elif v is not None:
-            raise errors.ExampleInputError(f"forward() returns a {type(v).__name__}, which cannot be a graph output "
-                                           "(tensors, numbers, None and containers of them can)")
-
-    walk(value)
-    return tuple(out)
+    return tuple(_leaves(value, [], outputs=True))
 
 
 def clone_tensors(value):
