@@ -191,6 +191,44 @@ void diagonal(SymbolicContext& ctx) {
   ctx.out(ctx.op("Gather", {diag.flat, ctx.constant(ir::Tensor::from_int64s(diag.positions))}, {{"axis", rank - 2}}));
 }
 
+// Opset 10 (Slice takes run-time bounds): the diagonal from the run-time
+// sizes, so dynamic axes stay dynamic. The two dims go last; where column -
+// row is the offset an element is kept (others 0), a sum along the last dim
+// takes one per row, and the rows that have one are sliced out:
+// [max(0, -offset), max(start, min(n1, n2 - offset))).
+void diagonal_10(SymbolicContext& ctx) {
+  Value* x = ctx.in(0);
+  const int64_t rank = ctx.rank(0);
+  if (rank < 2) ctx.fail("diagonal needs a tensor of at least 2 dims");
+  const int64_t off = ctx.num_args() > 1 ? ctx.i(1) : 0;
+  const int64_t d1 = helpers::normalize_dim(ctx, ctx.num_args() > 2 ? ctx.i(2) : 0, rank);
+  const int64_t d2 = helpers::normalize_dim(ctx, ctx.num_args() > 3 ? ctx.i(3) : 1, rank);
+  if (d1 == d2) ctx.fail("diagonal dimensions cannot be identical");
+  std::vector<int64_t> perm;
+  for (int64_t k = 0; k < rank; ++k)
+    if (k != d1 && k != d2) perm.push_back(k);
+  perm.push_back(d1);
+  perm.push_back(d2);
+  Value* moved = transpose(ctx, x, perm);
+  Value* n1 = helpers::dim_size(ctx, moved, rank - 2);
+  Value* n2 = helpers::dim_size(ctx, moved, rank - 1);
+  Value* rows = helpers::unsqueeze(ctx, helpers::arange(ctx, n1), {1});
+  Value* cols = helpers::unsqueeze(ctx, helpers::arange(ctx, n2), {0});
+  Value* on = helpers::equal(ctx, ctx.op("Sub", {cols, rows}), ctx.const_int(off));
+  const DType dt = ctx.dtype(0);
+  // (ONNX Runtime's Where has no bool, int8 or int16 kernel)
+  const DType work = dt == DType::Bool || dt == DType::Int8 || dt == DType::Int16 ? DType::Int32 : dt;
+  Value* kept = ctx.op("Where", {on, ctx.cast(moved, work), ctx.const_scalar(work, 0)});
+  Value* sums = helpers::reduce(ctx, "ReduceSum", kept, {rank - 1}, false);
+  Value* start = ctx.const_int(std::max<int64_t>(0, -off));
+  Value* end = ctx.op("Sub", {n2, ctx.const_int(off)});
+  end = ctx.op("Where", {ctx.op("Less", {n1, end}), n1, end});
+  end = ctx.op("Where", {ctx.op("Less", {end, start}), start, end});
+  Value* diag = helpers::slice_dynamic(ctx, sums, helpers::unsqueeze(ctx, start, {0}), helpers::unsqueeze(ctx, end, {0}),
+                                       ctx.const_ints({rank - 2}), nullptr);
+  ctx.out(ctx.cast(diag, dt));
+}
+
 // aten::unfold(self, dimension, size, step): windows along `dimension` become
 // a new last dim (Gather of constant window positions).
 void unfold(SymbolicContext& ctx) {
@@ -553,8 +591,10 @@ void register_rearrange(Registry& r) {
   r.add("aten::tril", 14, [](SymbolicContext& c) { tri_trilu(c, false); });
   r.add("aten::triu", 9, [](SymbolicContext& c) { tri_masked(c, true); });
   r.add("aten::triu", 14, [](SymbolicContext& c) { tri_trilu(c, true); });
-  r.add("aten::diagonal", 9, diagonal);
-  r.add("aten::diagonal_copy", 9, diagonal);
+  for (const char* op : {"aten::diagonal", "aten::diagonal_copy"}) {
+    r.add(op, 9, diagonal);
+    r.add(op, 10, diagonal_10);
+  }
   r.add("aten::unfold", 9, unfold);
   r.add("aten::unfold_copy", 9, unfold);
   r.add("aten::im2col", 9, im2col);

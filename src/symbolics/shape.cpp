@@ -265,14 +265,22 @@ void pixel_shuffle_9(SymbolicContext& ctx) {
   ctx.out(helpers::reshape(ctx, x, {0, c, h * r, w * r}));
 }
 
-// aten::pixel_unshuffle(self, downscale_factor)
+// aten::pixel_unshuffle(self, downscale_factor): [N, C, H, W] -> [N, C, H/r,
+// r, W/r, r] -> [N, C, r, r, H/r, W/r] -> [N, C*r*r, H/r, W/r], the shapes
+// computed from the run-time sizes (dynamic axes stay dynamic; static ones fold).
 void pixel_unshuffle(SymbolicContext& ctx) {
-  const auto& s = ctx.sizes(0);
-  if (s.size() != 4) ctx.fail("pixel_unshuffle is exported for 4-D inputs");
-  const int64_t r = ctx.i(1), c = s[1], h = s[2] / r, w = s[3] / r;
-  ir::Value* x = helpers::reshape(ctx, ctx.in(0), {0, c, h, r, w, r});
-  x = ctx.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 1, 3, 5, 2, 4}}});
-  ctx.out(helpers::reshape(ctx, x, {0, c * r * r, h, w}));
+  if (ctx.rank(0) != 4) ctx.fail("pixel_unshuffle is exported for 4-D inputs");
+  const int64_t r = ctx.i(1);
+  ir::Value* x = ctx.in(0);
+  ir::Value* shape = ctx.op("Shape", {x});
+  auto part = [&](int64_t i) { return helpers::slice(ctx, shape, {0}, {i}, {i + 1}); };
+  ir::Value* block = ctx.const_ints({r});
+  ir::Value* h = ctx.op("Div", {part(2), block});
+  ir::Value* w = ctx.op("Div", {part(3), block});
+  ir::Value* split = ctx.op("Concat", {part(0), part(1), h, block, w, block}, {{"axis", int64_t{0}}});
+  x = ctx.op("Transpose", {ctx.op("Reshape", {x, split})}, {{"perm", std::vector<int64_t>{0, 1, 3, 5, 2, 4}}});
+  ir::Value* channels = ctx.op("Mul", {part(1), ctx.const_ints({r * r})});
+  ctx.out(ctx.op("Reshape", {x, ctx.op("Concat", {part(0), channels, h, w}, {{"axis", int64_t{0}}})}));
 }
 
 }  // namespace

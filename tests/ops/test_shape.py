@@ -173,6 +173,9 @@ CASES = [
     Case("pixel_shuffle_3", lambda a: F.pixel_shuffle(a, 3), (r(1, 18, 2, 2),), opsets=(9, 10, 11, 13, 17)),
     Case("pixel_unshuffle", nn.PixelUnshuffle(2), (r(2, 2, 4, 6),)),
     Case("pixel_unshuffle_3", lambda a: F.pixel_unshuffle(a, 3), (r(1, 1, 6, 3),)),
+    Case("pixel_unshuffle_dynamic", nn.PixelUnshuffle(2), (r(1, 2, 4, 6),),
+         extra=("--dynamic-axes", '{"x":[0,2,3]}', "--input-names", "x"),
+         more_args=[(r(2, 2, 8, 4),), (r(3, 2, 2, 2),)]),
     Case("pixel_roundtrip", lambda a: F.pixel_unshuffle(F.pixel_shuffle(a, 2), 2), (r(2, 8, 3, 3),)),
 ]
 

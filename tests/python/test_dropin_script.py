@@ -257,3 +257,26 @@ class Data(nn.Module):
 
 def test_prim_data():
     check(Data(), (x23,), script=True)
+
+
+# ---- shapes under dynamic_axes stay computations
+
+
+class Diagonal(nn.Module):
+    def forward(self, x):
+        return torch.diagonal(x, 1, 1, 2) * 2
+
+
+class Unshuffle(nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.pixel_unshuffle(x, 2)
+
+
+def test_diagonal_along_dynamic_axes():
+    check(Diagonal(), (torch.randn(2, 3, 4),), input_names=["x"], dynamic_axes={"x": [0, 1, 2]},
+          more=[(torch.randn(3, 5, 2),), (torch.randn(1, 4, 4),)])
+
+
+def test_pixel_unshuffle_along_dynamic_axes():
+    check(Unshuffle(), (torch.randn(1, 2, 4, 6),), input_names=["x"], dynamic_axes={"x": [0, 2, 3]},
+          more=[(torch.randn(2, 2, 8, 4),)])
