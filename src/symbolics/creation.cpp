@@ -327,6 +327,31 @@ void linspace(SymbolicContext& ctx) {
   ctx.out(ctx.cast(ctx.op("Where", {mask, lo, hi}), dt));
 }
 
+// Opset 11: a number of steps computed at run time (a scripted int
+// argument): the same halves as PyTorch's kernel (start + step * i below
+// steps / 2, end - step * (steps - 1 - i) from there), indices from Range;
+// steps 1 gives [start].
+void linspace_11(SymbolicContext& ctx) {
+  if (ctx.constant(2)) return linspace(ctx);
+  check_layout(ctx, 4);
+  const DType dt = result_dtype(ctx, 3, DType::Float);
+  const DType step_t = ir::is_floating(dt) ? (dt == DType::Double ? DType::Double : DType::Float) : DType::Double;
+  ir::Value* n = ctx.scalar_value(2, DType::Int64);
+  auto at_least_1 = [&](ir::Value* v) {
+    ir::Value* one = ctx.const_int(1);
+    return ctx.op("Where", {ctx.op("Less", {v, one}), one, v});
+  };
+  ir::Value* idx = ctx.op("Range", {ctx.const_int(0), n, ctx.const_int(1)});
+  ir::Value* s = ctx.cast(ctx.cast(ctx.scalar_value(0, DType::Double), dt), step_t);
+  ir::Value* e = ctx.cast(ctx.cast(ctx.scalar_value(1, DType::Double), dt), step_t);
+  ir::Value* last = ctx.op("Sub", {n, ctx.const_int(1)});
+  ir::Value* step = ctx.op("Div", {ctx.op("Sub", {e, s}), ctx.cast(at_least_1(last), step_t)});
+  ir::Value* lo = ctx.op("Add", {s, ctx.op("Mul", {step, ctx.cast(idx, step_t)})});
+  ir::Value* hi = ctx.op("Sub", {e, ctx.op("Mul", {step, ctx.cast(ctx.op("Sub", {last, idx}), step_t)})});
+  ir::Value* first = ctx.op("Less", {idx, at_least_1(ctx.op("Div", {n, ctx.const_int(2)}))});
+  ctx.out(ctx.cast(ctx.op("Where", {first, lo, hi}), dt));
+}
+
 // scalar_tensor(s, dtype, layout, device, pin)
 void scalar_tensor(SymbolicContext& ctx) {
   check_layout(ctx, 2);
@@ -485,14 +510,19 @@ void meshgrid(SymbolicContext& ctx) {
 // one_hot(self, num_classes=-1): int64, a new last axis.
 void one_hot(SymbolicContext& ctx) {
   ir::Value* x = ctx.in(0);
-  const int64_t c = ctx.num_args() > 1 ? ctx.i(1) : -1;
-  ir::Value* depth;
-  if (c < 0) {
-    // num_classes = max(self) + 1
+  const bool given = ctx.num_args() > 1 && !ctx.none(1);
+  auto inferred = [&] {  // num_classes = max(self) + 1
     ir::Value* mx = helpers::reduce(ctx, "ReduceMax", ctx.cast(x, DType::Int64), {}, false);
-    depth = ctx.op("Add", {helpers::reshape(ctx, mx, {1}), ctx.const_ints({1})});
+    return ctx.op("Add", {helpers::reshape(ctx, mx, {1}), ctx.const_ints({1})});
+  };
+  ir::Value* depth;
+  if (given && !ctx.constant(1)) {  // computed at run time (a scripted int argument): -1 still infers
+    ir::Value* n = helpers::reshape(ctx, ctx.scalar_value(1, DType::Int64), {1});
+    depth = ctx.op("Where", {ctx.op("Less", {n, ctx.const_ints({0})}), inferred(), n});
+  } else if (!given || ctx.i(1) < 0) {
+    depth = inferred();
   } else {
-    depth = ctx.const_ints({c});
+    depth = ctx.const_ints({ctx.i(1)});
   }
   ir::Value* values = ctx.const_ints({0, 1});
   ir::Value* y = ctx.op("OneHot", {ctx.cast(x, DType::Int64), depth, values}, {{"axis", int64_t{-1}}});
@@ -523,6 +553,7 @@ void register_creation(Registry& r) {
   r.add("aten::_dim_arange", 11, dim_arange11);
   r.add("aten::eye", 9, eye);
   r.add("aten::linspace", 9, linspace);
+  r.add("aten::linspace", 11, linspace_11);
   r.add("aten::scalar_tensor", 9, scalar_tensor);
   r.add("aten::tensor", 9, tensor_from_data);
   r.add("aten::as_tensor", 9, tensor_from_data);

@@ -178,11 +178,25 @@ void chunk(SymbolicContext& ctx) {
   split_into(ctx, pieces_of(ctx, length, std::max<int64_t>((length + chunks - 1) / chunks, 1)), dim);
 }
 
+// Opset 11: a number of chunks computed at run time (a scripted int
+// argument) gives a list of run-time length: SplitToSequence in pieces of
+// ceil(length / chunks), the last shorter, as many as PyTorch makes.
+void chunk_11(SymbolicContext& ctx) {
+  if (ctx.constant(1)) return chunk(ctx);
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
+  ir::Value* chunks = ctx.scalar_value(1, ir::DType::Int64);
+  ir::Value* len = helpers::dim_size(ctx, ctx.in(0), dim);
+  ir::Value* size = ctx.op("Div", {ctx.op("Sub", {ctx.op("Add", {len, chunks}), ctx.const_int(1)}), chunks});
+  size = ctx.op("Where", {ctx.op("Less", {size, ctx.const_int(1)}), ctx.const_int(1), size});
+  ctx.out_sequence(ctx.op("SplitToSequence", {ctx.in(0), size}, {{"axis", dim}, {"keepdims", int64_t{1}}}));
+}
+
 // Opset 13 (Split takes its sizes as an input): the sizes come from the
 // run-time length, so a chunk along a dynamic axis stays right at other
 // lengths that give as many pieces: ceil(length / chunks) each, the last the
 // rest. On a static axis the sizes fold back to a constant.
 void chunk_13(SymbolicContext& ctx) {
+  if (!ctx.constant(1)) return chunk_11(ctx);
   const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
   const int64_t chunks = ctx.i(1), length = dim_length(ctx, dim);
   if (chunks <= 0) ctx.fail("chunks must be positive");
@@ -262,6 +276,7 @@ void register_join_split(Registry& r) {
   for (const char* op : {"aten::split", "aten::unsafe_split", "aten::split_copy"}) r.add(op, 11, split_11);
   for (const char* op : {"aten::chunk", "aten::unsafe_chunk"}) {
     r.add(op, 9, chunk);
+    r.add(op, 11, chunk_11);
     r.add(op, 13, chunk_13);
   }
   for (const char* op : {"aten::unbind", "aten::unbind_copy"}) r.add(op, 9, unbind);

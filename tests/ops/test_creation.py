@@ -97,6 +97,16 @@ class ScriptMeshgrid(nn.Module):
         return torch.meshgrid([a, b], indexing="xy")
 
 
+class ScriptOneHot(nn.Module):
+    def forward(self, i, n: int):
+        return F.one_hot(i, n)
+
+
+class ScriptLinspace(nn.Module):
+    def forward(self, start, steps: int):
+        return torch.linspace(float(start), 4.0, steps), torch.linspace(-3, 9, steps, dtype=torch.int64)
+
+
 CASES = [
     # zeros / ones / empty / full
     Case("zeros", lambda x: torch.zeros(x.shape[0], 40), (x,)),
@@ -210,6 +220,12 @@ CASES = [
     # one_hot
     Case("one_hot", lambda i: F.one_hot(i, 6), (torch.tensor([[0, 3, 5], [2, 2, 1]]),)),
     Case("one_hot_inferred", lambda i: F.one_hot(i), (torch.tensor([0, 3, 1, 2]),)),
+    # numbers computed at run time (scripted int arguments)
+    Case("one_hot_runtime_classes", ScriptOneHot(), (torch.tensor([0, 3, 1]), 5), script=True,
+         more_args=[(torch.tensor([0, 3, 1]), 7), (torch.tensor([0, 3, 1]), -1)]),
+    Case("linspace_runtime_steps", ScriptLinspace(), (torch.tensor(0.5), 5), script=True, opsets=(11, 13, 17),
+         more_args=[(torch.tensor(-2.0), 1), (torch.tensor(3.0), 8), (torch.tensor(1.0), 0), (torch.tensor(1.0), 2)],
+         error_below={10: "known at export time"}),
 ]
 
 results = optest.results_fixture(CASES)

@@ -22,6 +22,14 @@ b = torch.rand(2, 3, 4) > 0.5
 v = torch.tensor([2.5, -1.0])
 x7 = r(7, 3, 5)
 
+class ScriptChunk(torch.nn.Module):
+    """chunk(n) with n known at run time only: a list of run-time length."""
+
+    def forward(self, x, n: int):
+        pieces = x.chunk(n, 0)
+        return pieces[0] * 2, pieces[-1], len(pieces)
+
+
 CASES = [
     # ---- cat
     Case("cat", lambda a, b: torch.cat([a, b]), (x, y)),
@@ -86,6 +94,8 @@ CASES = [
     Case("chunk_dynamic", lambda a: a.chunk(2, 1), (r(2, 4),), opsets=(13, 17),
          extra=("--dynamic-axes", '{"x":[0,1]}', "--input-names", "x"),
          more_args=[(r(3, 6),), (r(1, 5),), (r(2, 3),)]),
+    Case("chunk_runtime_count", ScriptChunk(), (r(7, 2), 3), script=True, opsets=(11, 13, 17),
+         more_args=[(r(7, 2), 2), (r(7, 2), 7), (r(7, 2), 10), (r(7, 2), 4)], error_below={10: "known at export time"}),
     Case("chunk_dynamic_uneven", lambda a: a.chunk(3, 0), (r(7, 2),), opsets=(13, 17),
          extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"),
          more_args=[(r(9, 2),), (r(8, 2),), (r(5, 2),)]),

@@ -280,3 +280,35 @@ def test_diagonal_along_dynamic_axes():
 def test_pixel_unshuffle_along_dynamic_axes():
     check(Unshuffle(), (torch.randn(1, 2, 4, 6),), input_names=["x"], dynamic_axes={"x": [0, 2, 3]},
           more=[(torch.randn(2, 2, 8, 4),)])
+
+
+# ---- numbers known at run time only (scripted int arguments)
+
+
+class OneHotN(nn.Module):
+    def forward(self, x, n: int):
+        return torch.nn.functional.one_hot(x, n)
+
+
+class LinspaceN(nn.Module):
+    def forward(self, x, n: int):
+        return torch.linspace(0, 1, n) + x.sum()
+
+
+class ChunkN(nn.Module):
+    def forward(self, x, n: int):
+        return x.chunk(n, 0)[0] * 2
+
+
+def test_one_hot_classes_at_run_time():
+    check(OneHotN(), (torch.arange(4), 6), script=True, more=[(torch.arange(4), 9)])
+
+
+def test_linspace_steps_at_run_time():
+    check(LinspaceN(), (torch.randn(2), 5), script=True, opset=13, more=[(torch.randn(2), 9), (torch.randn(2), 2)])
+    # one step: torch.onnx divides by steps - 1 and gives NaN, PyTorch gives [start]
+    check(LinspaceN(), (torch.randn(2), 5), script=True, opset=13, more=[(torch.randn(2), 1)], theirs="wrong")
+
+
+def test_chunk_count_at_run_time():
+    check(ChunkN(), (torch.randn(6, 2), 2), script=True, more=[(torch.randn(6, 2), 3), (torch.randn(6, 2), 4)])
