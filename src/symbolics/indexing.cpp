@@ -415,6 +415,30 @@ Value* index_sums(SymbolicContext& ctx, Value* x, int64_t dim, int64_t rank, Val
   return transpose(ctx, ctx.op("MatMul", {src_t, oh}), inverse_perm(perm));  // in compute_dtype
 }
 
+// index_add's source with self's shape but len(index) along dim. PyTorch
+// 1.13 adds each source slice to its self slice with broadcasting (a source
+// [1, 4, 3] into self [5, 4, 3] along dim 1; a [5, 1] source into [5, 4, 3]
+// along dim 0); 2.x requires the shapes to match, where this is a no-op.
+Value* source_like_self(SymbolicContext& ctx, Value* src, Value* x, int64_t dim, int64_t rank) {
+  const int64_t src_rank = ctx.rank(3);
+  if (src_rank == 0) return source_of_rank(ctx, src, rank);
+  if (src_rank != rank) {
+    if (dim != 0 || src_rank > rank) ctx.fail("the source must have as many dims as self");
+    // The slices' missing leading dims: units right after dim 0.
+    Value* src_shape = ctx.op("Shape", {src});
+    std::vector<Value*> parts{helpers::slice(ctx, src_shape, {0}, {0}, {1}),
+                              ctx.const_ints(std::vector<int64_t>(static_cast<size_t>(rank - src_rank), 1)),
+                              helpers::slice(ctx, src_shape, {0}, {1}, {src_rank})};
+    src = ctx.op("Reshape", {src, ctx.op("Concat", parts, {{"axis", int64_t{0}}})});
+  }
+  Value* x_shape = ctx.op("Shape", {x});
+  std::vector<Value*> target;
+  if (dim > 0) target.push_back(helpers::slice(ctx, x_shape, {0}, {0}, {dim}));
+  target.push_back(helpers::slice(ctx, ctx.op("Shape", {src}), {0}, {dim}, {dim + 1}));
+  if (dim + 1 < rank) target.push_back(helpers::slice(ctx, x_shape, {0}, {dim + 1}, {rank}));
+  return ctx.op("Expand", {src, target.size() == 1 ? target[0] : ctx.op("Concat", target, {{"axis", int64_t{0}}})});
+}
+
 // aten::index_add(self, dim, index, source, *, alpha=1)
 Value* scaled_source(SymbolicContext& ctx) {
   Value* src = ctx.in_as(3, ctx.dtype(0));
@@ -431,8 +455,7 @@ void index_add_9(SymbolicContext& ctx) {
   if (rank == 0) ctx.fail("index_add on a 0-d tensor is not supported");
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   Value* idx = index_1d(ctx, 2, x, dim);
-  Value* src = scaled_source(ctx);
-  src = source_of_rank(ctx, src, rank);
+  Value* src = source_like_self(ctx, scaled_source(ctx), x, dim, rank);
   Value* sums = index_sums(ctx, x, dim, rank, idx, src);
   ctx.out(ctx.cast(ctx.op("Add", {ctx.cast(x, compute_dtype(ctx.dtype(0))), sums}), ctx.dtype(0)));
 }
@@ -443,8 +466,7 @@ void index_add_16(SymbolicContext& ctx) {
   if (rank == 0) ctx.fail("index_add on a 0-d tensor is not supported");
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   Value* idx = index_1d(ctx, 2, x, dim);
-  Value* src = scaled_source(ctx);
-  src = source_of_rank(ctx, src, rank);
+  Value* src = source_like_self(ctx, scaled_source(ctx), x, dim, rank);
   Value* idx_e = ctx.op("Expand", {along(ctx, idx, dim, rank), shape_of(ctx, src)});
   ctx.out(ctx.op("ScatterElements", {x, idx_e, src}, {{"axis", dim}, {"reduction", "add"}}));
 }

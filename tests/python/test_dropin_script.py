@@ -312,3 +312,23 @@ def test_linspace_steps_at_run_time():
 
 def test_chunk_count_at_run_time():
     check(ChunkN(), (torch.randn(6, 2), 2), script=True, more=[(torch.randn(6, 2), 3), (torch.randn(6, 2), 4)])
+
+
+class IndexAddInPlace(nn.Module):
+    def __init__(self, dim, index, source):
+        super().__init__()
+        self.dim, self.index, self.source = dim, index, source
+
+    def forward(self, x):
+        x.index_add_(self.dim, self.index, self.source)
+        return x
+
+
+@pytest.mark.skipif(torch.__version__ >= "2", reason="PyTorch 2.x requires the source's shape to match")
+@pytest.mark.parametrize("opset", [9, 13, 17])
+@pytest.mark.parametrize("dim,source", [(0, [[1.0], [4.0], [7.0], [3.0], [2.0]]),
+                                        (1, [[[1.0, 5, 7], [2, 4, 5], [5, 5, 6], [2, 3, 4]]])], ids=["dim0", "dim1"])
+def test_index_add_with_a_broadcast_source(dim, source, opset):
+    # PyTorch 1.13 adds each source slice to its self slice with broadcasting
+    index = torch.tensor([0, 2, 3, 1, 4][: len(source[0]) if dim == 1 else 5])
+    check(IndexAddInPlace(dim, index, torch.tensor(source)), (torch.ones(5, 4, 3),), opset=opset, input_names=["x"])
