@@ -54,6 +54,23 @@ void set_source(SymbolicContext& ctx) {
   ctx.out(ctx.in(1));
 }
 
+// prim::tolist(self, dim, elem_type) (scripted `x.tolist()` with a List[int]
+// / List[float] / List[bool] annotation): a 1-D tensor gives a list of
+// run-time length, an ONNX sequence of its elements as int64 / double / bool
+// numbers (opset 11); a 0-d tensor gives a number.
+void tolist(SymbolicContext& ctx) {
+  const int64_t dim = ctx.i(1), elem = ctx.i(2);
+  if (dim != ctx.rank(0)) ctx.fail("the tensor's rank (" + std::to_string(ctx.rank(0)) + ") differs from the annotation's");
+  if (dim > 1) ctx.fail("only lists of numbers (a 0-d or 1-D tensor) can be exported, not nested lists");
+  const ir::DType t = elem == 0 ? ir::DType::Int64 : elem == 1 ? ir::DType::Double : elem == 2 ? ir::DType::Bool
+                                                                                              : ir::DType::Undefined;
+  if (t == ir::DType::Undefined) ctx.fail("lists of complex numbers cannot be exported");
+  ir::Value* x = ctx.cast(ctx.in(0), t);
+  if (dim == 0) return ctx.out(x);
+  if (ctx.opset() < 11) ctx.fail("a list of run-time length needs ONNX sequences (opset 11 or later)");
+  ctx.out_sequence(ctx.op("SplitToSequence", {x}, {{"axis", int64_t{0}}, {"keepdims", int64_t{0}}}));
+}
+
 // aten::__range_length(int lo, int hi, int step) -> int: how many values
 // range(lo, hi, step) has (a scripted loop's trip count):
 // max(0, (hi - lo + step - sign(step)) / step), the division exact or
@@ -86,6 +103,7 @@ void register_scalars(Registry& r) {
   r.add("aten::Bool", 9, to_bool);
   r.add("prim::dtype", 9, prim_dtype);
   r.add("aten::set_", 9, set_source);
+  r.add("prim::tolist", 9, tolist);
   r.add("aten::__range_length", 9, range_length);
   r.add("aten::__derive_index", 9, derive_index);
   for (const char* op : {"aten::detach", "aten::clone", "aten::contiguous", "aten::alias", "aten::lift_fresh",

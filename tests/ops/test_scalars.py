@@ -3,6 +3,7 @@ NumToTensor / Int / Float / Bool / ScalarImplicit plumbing of sizes and
 numbers, to / type_as / _cast_*, detach / clone / contiguous."""
 import os
 import sys
+from typing import List
 
 import torch
 import torch.nn as nn
@@ -69,6 +70,13 @@ class ScriptImplicitOps(nn.Module):
         return x * torch.ops.aten.FloatImplicit(t[1]) + torch.ops.aten.IntImplicit(ti[0])
 
 
+class ScriptToList(nn.Module):
+    def forward(self, a, s):
+        sizes: List[int] = a.tolist()
+        scales: List[float] = s.tolist()
+        return torch.zeros(sizes[0], sizes[1]) + scales[0], len(sizes)
+
+
 class ScriptData(nn.Module):
     def forward(self, a):
         return a.data * 2  # prim::data
@@ -131,6 +139,8 @@ CASES = [
     # ---- no-ops
     Case("detach", lambda a: a.detach() * 2, (x,)),
     Case("data_scripted", ScriptData(), (x,), script=True),
+    Case("tolist_scripted", ScriptToList(), (torch.tensor([2, 3]), torch.tensor([0.5, 1.5])), script=True,
+         opsets=(11, 13, 17), error_below={10: "opset 11"}),
     Case("set_source", lambda a, b: (a * 1).set_(b) + 1, (x, torch.randn(3, 2))),  # takes b's shape
     Case("set_source_scripted", ScriptSet(), (x, torch.randn(4, 2)), script=True),
     Case("clone", lambda a: a.clone() + 1, (x,)),
