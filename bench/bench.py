@@ -338,7 +338,7 @@ def table(rows, opset, repeat, baseline_mb):
                for e in ("ref", "dyn")}
         lines.append(
             f"| {r['model']} | {r['weights_mb']:.1f} | {r['t2o_s']:.2f} | {ref['ref']} | {ref['dyn']} "
-            f"| {fmt(r['speedup'], '.1f')}x | {three(r, 'rss_mb', '.0f')} | {over} | {three(r, 'nodes', 'd')} "
+            f"| {fmt(r['speedup'], '.1f') + 'x' if r['speedup'] else '- (both failed)'} | {three(r, 'rss_mb', '.0f')} | {over} | {three(r, 'nodes', 'd')} "
             f"| {three(r, 'mb', '.1f')} | {' / '.join(match(r[f'{e}_match']) for e in EXPORTERS)} "
             f"| {three(r, 'ort_ms', '.2f')} |")
     return "\n".join(lines)
