@@ -177,18 +177,26 @@ void tri_trilu(SymbolicContext& ctx, bool upper) {
 
 // ---------------------------------------------------------------- diagonal, unfold, im2col, as_strided
 
+// aten::diagonal's arguments (self, offset=0, dim1=0, dim2=1), checked.
+struct DiagonalArgs {
+  int64_t rank, off, d1, d2;
+};
+DiagonalArgs diagonal_args(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0);
+  if (rank < 2) ctx.fail("diagonal needs a tensor of at least 2 dims");
+  DiagonalArgs a{rank, ctx.num_args() > 1 ? ctx.i(1) : 0,
+                 helpers::normalize_dim(ctx, ctx.num_args() > 2 ? ctx.i(2) : 0, rank),
+                 helpers::normalize_dim(ctx, ctx.num_args() > 3 ? ctx.i(3) : 1, rank)};
+  if (a.d1 == a.d2) ctx.fail("diagonal dimensions cannot be identical");
+  return a;
+}
+
 // aten::diagonal(self, offset=0, dim1=0, dim2=1): the two dims go last and
 // are flattened; the diagonal is a Gather of constant positions.
 void diagonal(SymbolicContext& ctx) {
-  Value* x = ctx.in(0);
-  const int64_t rank = ctx.rank(0);
-  if (rank < 2) ctx.fail("diagonal needs a tensor of at least 2 dims");
-  const int64_t off = ctx.num_args() > 1 ? ctx.i(1) : 0;
-  const int64_t d1 = helpers::normalize_dim(ctx, ctx.num_args() > 2 ? ctx.i(2) : 0, rank);
-  const int64_t d2 = helpers::normalize_dim(ctx, ctx.num_args() > 3 ? ctx.i(3) : 1, rank);
-  if (d1 == d2) ctx.fail("diagonal dimensions cannot be identical");
-  const helpers::Diagonal diag = helpers::diagonal(ctx, x, ctx.sizes(0), off, d1, d2);
-  ctx.out(ctx.op("Gather", {diag.flat, ctx.constant(ir::Tensor::from_int64s(diag.positions))}, {{"axis", rank - 2}}));
+  const DiagonalArgs a = diagonal_args(ctx);
+  const helpers::Diagonal diag = helpers::diagonal(ctx, ctx.in(0), ctx.sizes(0), a.off, a.d1, a.d2);
+  ctx.out(ctx.op("Gather", {diag.flat, ctx.constant(ir::Tensor::from_int64s(diag.positions))}, {{"axis", a.rank - 2}}));
 }
 
 // Opset 10 (Slice takes run-time bounds): the diagonal from the run-time
@@ -197,19 +205,13 @@ void diagonal(SymbolicContext& ctx) {
 // takes one per row, and the rows that have one are sliced out:
 // [max(0, -offset), max(start, min(n1, n2 - offset))).
 void diagonal_10(SymbolicContext& ctx) {
-  Value* x = ctx.in(0);
-  const int64_t rank = ctx.rank(0);
-  if (rank < 2) ctx.fail("diagonal needs a tensor of at least 2 dims");
-  const int64_t off = ctx.num_args() > 1 ? ctx.i(1) : 0;
-  const int64_t d1 = helpers::normalize_dim(ctx, ctx.num_args() > 2 ? ctx.i(2) : 0, rank);
-  const int64_t d2 = helpers::normalize_dim(ctx, ctx.num_args() > 3 ? ctx.i(3) : 1, rank);
-  if (d1 == d2) ctx.fail("diagonal dimensions cannot be identical");
+  const auto [rank, off, d1, d2] = diagonal_args(ctx);
   std::vector<int64_t> perm;
   for (int64_t k = 0; k < rank; ++k)
     if (k != d1 && k != d2) perm.push_back(k);
   perm.push_back(d1);
   perm.push_back(d2);
-  Value* moved = transpose(ctx, x, perm);
+  Value* moved = transpose(ctx, ctx.in(0), perm);
   Value* n1 = helpers::dim_size(ctx, moved, rank - 2);
   Value* n2 = helpers::dim_size(ctx, moved, rank - 1);
   Value* rows = helpers::unsqueeze(ctx, helpers::arange(ctx, n1), {1});
