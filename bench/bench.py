@@ -169,9 +169,9 @@ def graph_inputs(path, inputs):
     graph does not read (word_lm_transformer's causal mask, which torch 2.x's
     TransformerEncoder replaces by is_causal), so the declared inputs are
     matched in order, by dtype and static sizes, against the example's."""
-    declared = [i for i in onnx.load(path, load_external_data=False).graph.input]
-    inits = {i.name for i in onnx.load(path, load_external_data=False).graph.initializer}
-    declared = [i for i in declared if i.name not in inits]
+    graph = onnx.load(path, load_external_data=False).graph
+    inits = {i.name for i in graph.initializer}
+    declared = [i for i in graph.input if i.name not in inits]
     if len(declared) == len(inputs):
         return inputs
 

@@ -579,9 +579,7 @@ class Converter : public ArgMaterializer {
         g->add_output(local(to_sequence(get_slot(b->outputs()[i]), dt, b->outputs()[i], n), g.get()));
         continue;
       }
-      auto type = tensor_type_of({n->output(i), n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]});
-      if (type.first == ir::DType::Undefined) type.first = example_dtype(n->output(i));
-      g->add_output(local(value_or_placeholder(b->outputs()[i], type, "an If output"), g.get()));
+      g->add_output(local(value_or_placeholder(b->outputs()[i], if_output_type(n, i), "an If output"), g.get()));
     }
     return g;
   }
@@ -821,11 +819,18 @@ class Converter : public ArgMaterializer {
         slot_of(n->output(i)) = sequence_slot(node->output(i));
         continue;
       }
-      auto type = tensor_type_of({n->output(i), n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]});
-      node->output(i)->type().dtype = type.first != ir::DType::Undefined ? type.first : example_dtype(n->output(i));
+      node->output(i)->type().dtype = if_output_type(n, i).first;
       slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, node->output(i), {}, next_id_++};
     }
     for (size_t f = 0; f < flagged.size(); ++f) slot_of(n->output(flagged[f])).present = node->output(n->outputs().size() + f);
+  }
+
+  // The type of If output i: a tensor's from either branch where the example
+  // left it None; otherwise the example's (numbers too).
+  std::pair<ir::DType, size_t> if_output_type(Node* n, size_t i) {
+    auto type = tensor_type_of({n->output(i), n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]});
+    if (type.first == ir::DType::Undefined) type.first = example_dtype(n->output(i));
+    return type;
   }
 
   // The tensor type of loop-carried value k (its dtype is the one it ends with).

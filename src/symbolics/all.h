@@ -37,6 +37,9 @@ void register_sort(Registry& r);
 void register_transformer(Registry& r);
 void register_unary(Registry& r);
 
+// Symbolics one family lends another.
+void nonzero_numpy(SymbolicContext& ctx);  // indexing; aten::where(condition) (comparison)
+
 inline void register_all(Registry& r) {
   r.set_family("activation");
   register_activation(r);

@@ -128,20 +128,9 @@ void bitwise_not(SymbolicContext& ctx) {
   ctx.out(ctx.cast(r, t));
 }
 
-// aten::where(condition) -> Tensor[]: nonzero(condition, as_tuple=True),
-// one [N] index tensor per dim.
-void where_indices(SymbolicContext& ctx) {
-  const int64_t rank = ctx.rank(0);
-  if (rank == 0) ctx.fail("where(condition) of a 0-d tensor is not supported");
-  ir::Value* nz = ctx.op("NonZero", {ctx.in(0)});
-  std::vector<ir::Value*> outs;
-  for (int64_t d = 0; d < rank; ++d) outs.push_back(ctx.op("Gather", {nz, ctx.const_int(d)}, {{"axis", int64_t{0}}}));
-  ctx.out_list(outs);
-}
-
 // aten::where(condition, self, other)
 void where(SymbolicContext& ctx) {
-  if (ctx.num_args() == 1) return where_indices(ctx);
+  if (ctx.num_args() == 1) return nonzero_numpy(ctx);  // where(condition): nonzero(condition, as_tuple=True)
   ir::DType t = ctx.out_dtype() != ir::DType::Undefined ? ctx.out_dtype() : helpers::result_type(ctx, {1, 2});
   ir::Value* cond = ctx.in_as(0, ir::DType::Bool);
   auto vals = inputs_as(ctx, {1, 2}, t);

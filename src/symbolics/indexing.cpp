@@ -753,16 +753,6 @@ void nonzero(SymbolicContext& ctx) {
   ctx.out(ctx.op("Transpose", {nz}, {{"perm", std::vector<int64_t>{1, 0}}}));
 }
 
-// aten::nonzero_numpy(self) -> Tensor[] (one [N] index per dim)
-void nonzero_numpy(SymbolicContext& ctx) {
-  const int64_t rank = ctx.rank(0);
-  if (rank == 0) ctx.fail("nonzero of a 0-d tensor is not supported");
-  Value* nz = ctx.op("NonZero", {ctx.in(0)});
-  std::vector<Value*> outs;
-  for (int64_t d = 0; d < rank; ++d) outs.push_back(ctx.op("Gather", {nz, ctx.const_int(d)}, {{"axis", int64_t{0}}}));
-  ctx.out_list(outs);
-}
-
 // aten::select_scatter(self, src, dim, index): src written at position `index` of dim.
 void select_scatter(SymbolicContext& ctx, const char* op) {
   Value* x = ctx.in(0);
@@ -856,6 +846,16 @@ void diagonal_scatter_9(SymbolicContext& ctx) { diagonal_scatter(ctx, "Scatter")
 void diagonal_scatter_11(SymbolicContext& ctx) { diagonal_scatter(ctx, "ScatterElements"); }
 
 }  // namespace
+
+// aten::nonzero_numpy(self) -> Tensor[] (one [N] index per dim); where(condition) too.
+void nonzero_numpy(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0);
+  if (rank == 0) ctx.fail("nonzero of a 0-d tensor is not supported");
+  Value* nz = ctx.op("NonZero", {ctx.in(0)});
+  std::vector<Value*> outs;
+  for (int64_t d = 0; d < rank; ++d) outs.push_back(ctx.op("Gather", {nz, ctx.const_int(d)}, {{"axis", int64_t{0}}}));
+  ctx.out_list(outs);
+}
 
 void register_indexing(Registry& r) {
   r.add("aten::index", 9, index);

@@ -170,12 +170,19 @@ void split_11(SymbolicContext& ctx) {
   ctx.out_sequence(ctx.op("SplitToSequence", {ctx.in(0), size}, {{"axis", dim}, {"keepdims", int64_t{1}}}));
 }
 
-// aten::chunk(self, chunks, dim=0): pieces of ceil(length / chunks).
-void chunk(SymbolicContext& ctx) {
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
+int64_t chunk_dim(SymbolicContext& ctx) { return helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0)); }
+
+// The example's pieces of aten::chunk(self, chunks, dim): ceil(length / chunks) each, the last shorter.
+std::vector<int64_t> chunk_pieces(SymbolicContext& ctx, int64_t dim) {
   const int64_t chunks = ctx.i(1), length = dim_length(ctx, dim);
   if (chunks <= 0) ctx.fail("chunks must be positive");
-  split_into(ctx, pieces_of(ctx, length, std::max<int64_t>((length + chunks - 1) / chunks, 1)), dim);
+  return pieces_of(ctx, length, std::max<int64_t>((length + chunks - 1) / chunks, 1));
+}
+
+// aten::chunk(self, chunks, dim=0): pieces of ceil(length / chunks).
+void chunk(SymbolicContext& ctx) {
+  const int64_t dim = chunk_dim(ctx);
+  split_into(ctx, chunk_pieces(ctx, dim), dim);
 }
 
 // Opset 11: a number of chunks computed at run time (a scripted int
@@ -183,7 +190,7 @@ void chunk(SymbolicContext& ctx) {
 // ceil(length / chunks), the last shorter, as many as PyTorch makes.
 void chunk_11(SymbolicContext& ctx) {
   if (ctx.constant(1)) return chunk(ctx);
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
+  const int64_t dim = chunk_dim(ctx);
   ir::Value* chunks = ctx.scalar_value(1, ir::DType::Int64);
   ir::Value* len = helpers::dim_size(ctx, ctx.in(0), dim);
   ir::Value* size = ctx.op("Div", {ctx.op("Sub", {ctx.op("Add", {len, chunks}), ctx.const_int(1)}), chunks});
@@ -197,10 +204,9 @@ void chunk_11(SymbolicContext& ctx) {
 // rest. On a static axis the sizes fold back to a constant.
 void chunk_13(SymbolicContext& ctx) {
   if (!ctx.constant(1)) return chunk_11(ctx);
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
-  const int64_t chunks = ctx.i(1), length = dim_length(ctx, dim);
-  if (chunks <= 0) ctx.fail("chunks must be positive");
-  const size_t count = pieces_of(ctx, length, std::max<int64_t>((length + chunks - 1) / chunks, 1)).size();
+  const int64_t dim = chunk_dim(ctx);
+  const int64_t chunks = ctx.i(1);
+  const size_t count = chunk_pieces(ctx, dim).size();
   if (count == 1) {
     ctx.out_list({ctx.in(0)});
     return;

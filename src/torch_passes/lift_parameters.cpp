@@ -40,12 +40,12 @@ void state_dict_order(const Module& m, const std::string& prefix, std::vector<st
 
 struct Lifter {
   TorchGraph& tg;
-  Module root;
   std::unordered_map<Value*, std::pair<Module, std::string>> modules;  // module-typed values
   std::unordered_map<std::string, Value*> by_name;                     // param name -> input
   std::unordered_map<const c10::TensorImpl*, Value*> by_tensor;        // tied weights
   std::vector<std::pair<Value*, std::pair<std::string, at::Tensor>>> lifted;
-  std::unordered_map<const c10::TensorImpl*, std::string> state_dict_names;  // filled on first use
+  const std::vector<std::pair<std::string, at::Tensor>>& order;  // the state_dict
+  std::unordered_map<const c10::TensorImpl*, std::string> state_dict_names;  // of `order`, filled on first use
   std::unordered_map<std::string, Value*> assigned;  // attribute path -> value set in forward()
 
   Value* param_input(const std::string& name, const at::Tensor& t) {
@@ -66,11 +66,8 @@ struct Lifter {
   // ParameterList read as a list): a list of the tensors' inputs. Tensors
   // that are parameters or buffers keep their state_dict names.
   Value* tensor_list(Node* at, const std::string& path, const std::vector<at::Tensor>& tensors) {
-    if (state_dict_names.empty()) {
-      std::vector<std::pair<std::string, at::Tensor>> order;
-      state_dict_order(root, "", order);
+    if (state_dict_names.empty())
       for (const auto& [name, t] : order) state_dict_names.emplace(t.unsafeGetTensorImpl(), name);
-    }
     std::vector<Value*> items;
     for (size_t k = 0; k < tensors.size(); ++k) {
       auto known = state_dict_names.find(tensors[k].unsafeGetTensorImpl());
@@ -88,12 +85,19 @@ struct Lifter {
   void assign(Node* n) {
     auto owner = modules.find(n->input(0));
     const std::string attr = n->s(c10::attr::name);
-    if (owner == modules.end() || n->owningBlock() != tg.graph->block())
+    if (owner == modules.end())
+      throw Error(Error::Kind::Conversion, "the model assigns to attribute '" + attr +
+                                               "' of an object that is not a module, which cannot be exported");
+    if (n->owningBlock() != tg.graph->block())
       throw Error(Error::Kind::Conversion, "the model assigns to module attribute '" + attr +
                                                "' inside a branch or a loop of forward(), which cannot be exported");
-    const std::string path = owner->second.second.empty() ? attr : owner->second.second + "." + attr;
-    assigned[path] = n->input(1);
+    assigned[attr_path(owner->second.second, attr)] = n->input(1);
     n->destroy();
+  }
+
+  // "layer1.0.conv" + "weight" -> "layer1.0.conv.weight" (the root module's prefix is empty).
+  static std::string attr_path(const std::string& module_path, const std::string& attr) {
+    return module_path.empty() ? attr : module_path + "." + attr;
   }
 
   void run_block(torch::jit::Block* block) {
@@ -110,7 +114,7 @@ struct Lifter {
       if (owner == modules.end()) continue;  // attribute of a non-module object
       const std::string attr = n->s(c10::attr::name);
       const Module& m = owner->second.first;
-      const std::string path = owner->second.second.empty() ? attr : owner->second.second + "." + attr;
+      const std::string path = attr_path(owner->second.second, attr);
       Value* out = n->output();
       if (auto set = assigned.find(path); set != assigned.end()) {  // read after `self.<attr> = value`
         out->replaceAllUsesWith(set->second);
@@ -145,7 +149,10 @@ struct Lifter {
 
 void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchContext&) {
   auto& graph = *tg.graph;
-  Lifter lifter{tg, module, {}, {}, {}, {}, {}, {}};
+  // Parameters in state_dict order; others (non-persistent buffers) after, in use order.
+  std::vector<std::pair<std::string, at::Tensor>> order;
+  state_dict_order(module, "", order);
+  Lifter lifter{tg, {}, {}, {}, {}, order, {}, {}};
   Value* self = graph.inputs().at(0);
   lifter.modules.emplace(self, std::make_pair(module, std::string()));
   lifter.run_block(graph.block());
@@ -173,9 +180,6 @@ void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchCont
   }
   graph.eraseInput(0);
 
-  // Parameters in state_dict order; others (non-persistent buffers) after, in use order.
-  std::vector<std::pair<std::string, at::Tensor>> order;
-  state_dict_order(module, "", order);
   std::unordered_map<std::string, size_t> rank;
   for (size_t i = 0; i < order.size(); ++i) rank.emplace(order[i].first, i);
   auto key = [&](const std::string& name) { auto it = rank.find(name); return it == rank.end() ? order.size() : it->second; };
