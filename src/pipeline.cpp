@@ -100,6 +100,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   timer.done("inline_forward");
   torch_side::inline_autograd_functions(tg, ctx);
   torch_side::lift_parameters(tg, module, ctx);
+  torch_side::decompose_quantized(tg, ctx);
   torch_side::bind_inputs(tg, args, ctx);
   torch_side::fold_export_facts(tg, ctx);
   auto simplify = [&] {

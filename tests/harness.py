@@ -26,8 +26,14 @@ class Mismatch(AssertionError):
 
 def flatten(value, numbers=False):
     """Tensors of a (nested) output or input, in order: what the graph's outputs are.
-    numbers=True keeps Python numbers too (inputs of scripted forward(x, n: int))."""
+    numbers=True keeps Python numbers too (inputs of scripted forward(x, n: int)).
+    A quantized tensor is three outputs, as torch.onnx exports it: its
+    integers, its scale (float32) and its zero point (of the integers' dtype)."""
     if isinstance(value, torch.Tensor):
+        if value.is_quantized:
+            ints = value.int_repr()
+            return [ints, torch.tensor(value.q_scale(), dtype=torch.float32),
+                    torch.tensor(value.q_zero_point(), dtype=ints.dtype)]
         return [value]
     if numbers and isinstance(value, (bool, int, float)):
         return [value]
@@ -127,8 +133,13 @@ def full_check(onnx_path):
     return onnx.load(onnx_path)
 
 
-def compare(expected, actual, names=None, rtol_scale=1e-4):
-    """max |ort - torch| <= 1e-4 * (1 + max |torch|) per output; integers and bools exactly."""
+def compare(expected, actual, names=None, rtol_scale=1e-4, quantization_step=None):
+    """max |ort - torch| <= 1e-4 * (1 + max |torch|) per output; integers and bools exactly.
+
+    quantization_step: a quantized model's outputs may differ by one step of
+    the output's quantization (its integers by one, its dequantized values by
+    the given scale): requantizing rounds once PyTorch's integer kernels and
+    ONNX Runtime's computations land on either side of a half step."""
     if len(expected) != len(actual):
         raise Mismatch(f"{len(actual)} outputs from ONNX Runtime, {len(expected)} from PyTorch")
     report = []
@@ -142,7 +153,8 @@ def compare(expected, actual, names=None, rtol_scale=1e-4):
         if e.dtype != a.dtype:
             raise Mismatch(f"{label}: dtype {a.dtype} from ONNX Runtime, {e.dtype} from PyTorch")
         if e.dtype.kind in "biu":
-            bad = int(np.count_nonzero(e != a))
+            diff = np.abs(e.astype(np.int64) - a.astype(np.int64)) if e.dtype.kind != "b" else (e != a)
+            bad = int(np.count_nonzero(diff > (1 if quantization_step and e.dtype.kind != "b" else 0)))
             if bad:
                 raise Mismatch(f"{label}: {bad} integer elements differ")
             report.append((label, 0.0, 0.0))
@@ -161,14 +173,15 @@ def compare(expected, actual, names=None, rtol_scale=1e-4):
             e64, a64 = e64[mask], a64[mask]
         scale = float(np.max(np.abs(e64))) if e64.size else 0.0
         err = float(np.max(np.abs(e64 - a64))) if e64.size else 0.0
-        tol = rtol_scale * (1.0 + scale)
+        tol = rtol_scale * (1.0 + scale) + (quantization_step or 0.0) * 1.0001
         if not err <= tol:
             raise Mismatch(f"{label}: max |ort - torch| = {err:.3g} > {tol:.3g} (max |torch| = {scale:.3g})")
         report.append((label, err, tol))
     return report
 
 
-def check_module(module, args, *, opset=None, workdir=None, extra=(), strict=True, expected=None, script=False):
+def check_module(module, args, *, opset=None, workdir=None, extra=(), strict=True, expected=None, script=False,
+                 quantization_step=None):
     """Trace, export with the CLI, full-check, run in ORT, compare with eager PyTorch.
 
     Returns (onnx ModelProto, report)."""
@@ -196,7 +209,7 @@ def check_module(module, args, *, opset=None, workdir=None, extra=(), strict=Tru
         model = full_check(out)
         inputs = [t.numpy() for k, t in enumerate(flatten(args)) if k not in unused]
         actual, _ = run_ort(out, inputs, workdir)
-        return model, compare(expected, actual)
+        return model, compare(expected, actual, quantization_step=quantization_step)
     finally:
         if own:
             tmp.cleanup()

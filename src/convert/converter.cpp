@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "convert/fallback.h"
+#include "convert/quantized_args.h"
 #include "frontend/mapped_archive.h"
 #include "symbolic/helpers.h"
 #include "torch_passes/origin.h"
@@ -281,6 +282,8 @@ class Converter : public ArgMaterializer {
         a.dtype = to_dtype(info->dtype);
         a.has_sizes = info->dtype != at::ScalarType::Undefined;
         a.sizes = info->sizes;
+        a.quantized = c10::isQIntType(info->dtype);
+        a.qparams = info->qparams;
         break;
       case ExampleInfo::Kind::Int:
         a.dtype = ir::DType::Int64;
@@ -386,6 +389,8 @@ class Converter : public ArgMaterializer {
         o.dtype = to_dtype(info->dtype);
         o.has_sizes = info->dtype != at::ScalarType::Undefined;
         o.sizes = info->sizes;
+        o.quantized = c10::isQIntType(info->dtype);
+        o.qparams = info->qparams;
       } else if (info->kind == ExampleInfo::Kind::Int) {
         o.dtype = ir::DType::Int64;
         o.has_sizes = true;
@@ -397,17 +402,54 @@ class Converter : public ArgMaterializer {
         o.has_sizes = true;
       } else if (info->kind == ExampleInfo::Kind::List || info->kind == ExampleInfo::Kind::Tuple) {
         o.list_length = static_cast<int64_t>(info->elements.size());
-        if (!info->elements.empty() && info->elements[0].kind == ExampleInfo::Kind::Tensor)
+        if (!info->elements.empty() && info->elements[0].kind == ExampleInfo::Kind::Tensor) {
           o.dtype = to_dtype(info->elements[0].dtype);
+          o.quantized = c10::isQIntType(info->elements[0].dtype);  // (chunk, split of a quantized tensor)
+          o.qparams = info->elements[0].qparams;
+        }
       }
     }
     return o;
+  }
+
+  // A quantized tensor constant (a quantized model's weights): its integers,
+  // carrying their scale and zero point. Named ones (decompose_quantized
+  // names weights after their module: "conv.weight") become initializers of
+  // that name, with "<name>_scale" and "<name>_zero_point".
+  ir::Value* quantized_constant(const at::Tensor& t, const std::string& name) {
+    SymbolicContext ctx("quantized constant", {}, {}, graph_, options_.opset_version, this);
+    const bool named = !name.empty() && !graph_->parent();
+    auto make = [&](ir::Tensor data, const std::string& suffix) {
+      return named ? graph_->add_initializer(name + suffix, std::move(data))
+                   : ctx.constant(std::move(data));
+    };
+    const at::Tensor ints = t.int_repr();
+    ir::Value* v = make(borrow(ints), "");
+    ir::Quantization q;
+    if (t.qscheme() == at::kPerTensorAffine) {
+      q.scale = make(ir::Tensor::scalar(ir::DType::Float, static_cast<float>(t.q_scale())), "_scale");
+      q.zero_point = make(borrow(at::scalar_tensor(t.q_zero_point(), ints.scalar_type())), "_zero_point");
+    } else if (t.qscheme() == at::kPerChannelAffine) {
+      q.scale = make(borrow(t.q_per_channel_scales().to(at::kFloat)), "_scale");
+      q.zero_point = make(borrow(t.q_per_channel_zero_points().to(ints.scalar_type())), "_zero_point");
+      q.axis = t.q_per_channel_axis();
+    } else {
+      throw Error(Error::Kind::Conversion, std::string("quantized tensors with scheme ") +
+                                               c10::toString(t.qscheme()) + " have no ONNX form");
+    }
+    v->set_quantization(q);
+    return v;
   }
 
   void convert_structural(Node* n) {
     const auto k = n->kind();
     if (k == c10::prim::Constant) {
       auto iv = torch::jit::toIValue(n->output());
+      if (iv && iv->isTensor() && iv->toTensor().is_quantized()) {
+        const std::string name = n->output()->hasDebugName() ? n->output()->debugName() : std::string();
+        slot_of(n->output()) = Slot{Slot::Kind::Value, {}, quantized_constant(iv->toTensor(), name), {}, next_id_++};
+        return;
+      }
       slot_of(n->output()) = Slot{Slot::Kind::Constant, iv ? *iv : c10::IValue(), nullptr, {}, next_id_++};
     } else if (k == c10::prim::ListConstruct || k == c10::prim::TupleConstruct) {
       Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
@@ -961,6 +1003,9 @@ class Converter : public ArgMaterializer {
     if (!fn) throw Error(Error::Kind::Internal, "no symbolic for " + kind + " (should have been reported earlier)");
 
     graph_->set_current_origin(origin);
+    std::optional<QuantizedCall> quantized;
+    if (!fallback) quantized.emplace(kind, args, outs, graph_, options_.opset_version);
+    if (quantized && !quantized->active()) quantized.reset();
     SymbolicContext ctx(kind, std::move(args), std::move(outs), graph_, options_.opset_version, this);
     ctx.set_source_node(n);
     try {
@@ -987,11 +1032,14 @@ class Converter : public ArgMaterializer {
         slot_of(n->output(i)) = sequence_slot(r.value);
       } else if (r.is_list) {
         Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
-        for (ir::Value* e : r.elements) s.elements.push_back(Slot{Slot::Kind::Value, {}, e, {}, next_id_++});
+        for (ir::Value* e : r.elements)
+          s.elements.push_back(Slot{Slot::Kind::Value, {}, quantized ? quantized->result(i, e) : e, {}, next_id_++});
         slot_of(n->output(i)) = std::move(s);
       } else {
-        check_dtype(kind, *origin, r.value, ctx.out_info(i));
-        slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, r.value, {}, next_id_++};
+        ir::Value* v = r.value;
+        if (quantized) v = quantized->result(i, v);
+        check_dtype(kind, *origin, v, quantized ? quantized->original(i) : ctx.out_info(i));
+        slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
       }
     }
   }
@@ -1043,6 +1091,13 @@ class Converter : public ArgMaterializer {
       case Slot::Kind::Value:
       case Slot::Kind::Sequence:  // a list of run-time length: an ONNX sequence output
         out.push_back(s.value);
+        if (const ir::Quantization* q = s.value->quantization()) {  // as torch.onnx: integers, scale, zero point
+          if (q->per_channel())
+            throw Error(Error::Kind::Conversion, "a per-channel quantized tensor cannot be a graph output "
+                                                 "(dequantize it first)");
+          out.push_back(q->scale);
+          out.push_back(q->zero_point);
+        }
         break;
       case Slot::Kind::List:
         for (const Slot& e : s.elements) flatten_output(e, out);
@@ -1067,6 +1122,8 @@ class Converter : public ArgMaterializer {
       for (const auto& e : info->elements) flatten_info(&e, out);
     } else if (!info || info->kind != ExampleInfo::Kind::None) {
       out.push_back(info);
+      if (info && info->kind == ExampleInfo::Kind::Tensor && c10::isQIntType(info->dtype))
+        out.insert(out.end(), 2, nullptr);  // its scale and zero point
     }
   }
 

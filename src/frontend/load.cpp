@@ -25,9 +25,11 @@ namespace torch2onnx::frontend {
 namespace {
 
 // The first line of a message that has text (LibTorch's loader messages
-// start with a newline).
+// start with a newline); a line ending in ':' (an operator's schema) comes
+// with the next one (what is wrong with the call).
 std::string first_line(const std::string& s) {
   size_t at = 0;
+  std::string out;
   while (at < s.size()) {
     size_t nl = s.find('\n', at);
     std::string line = s.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
@@ -35,12 +37,14 @@ std::string first_line(const std::string& s) {
       line = line.substr(line.find_first_not_of(" \t\r"));
       // c10's TORCH_CHECK adds a plea for a better message.
       const size_t plea = line.find("  (Could this error message be improved?");
-      return plea == std::string::npos ? line : line.substr(0, plea);
+      if (plea != std::string::npos) line = line.substr(0, plea);
+      out += out.empty() ? line : " " + line;
+      if (out.back() != ':' || out.size() > 2000) return out;
     }
     if (nl == std::string::npos) break;
     at = nl + 1;
   }
-  return "";
+  return out;
 }
 
 // Which PyTorch wrote the archive, as far as its records tell.

@@ -122,6 +122,9 @@ DType dtype_from_scalar_type(int64_t st) {
     case 9: return DType::Complex64;   // ComplexFloat
     case 10: return DType::Complex128; // ComplexDouble
     case 11: return DType::Bool;       // Bool
+    case 12: return DType::Int8;       // QInt8: quantized tensors as their stored integers
+    case 13: return DType::UInt8;      // QUInt8
+    case 14: return DType::Int32;      // QInt32
     case 15: return DType::BFloat16;   // BFloat16
     default: return DType::Undefined;
   }

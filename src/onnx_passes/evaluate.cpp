@@ -89,6 +89,7 @@ std::unordered_map<std::string, Kernel> make_kernels() {
   unary("Log", [](const at::Tensor& x) { return at::log(x); });
   unary("Floor", [](const at::Tensor& x) { return at::floor(x); });
   unary("Ceil", [](const at::Tensor& x) { return at::ceil(x); });
+  unary("Round", [](const at::Tensor& x) { return at::round(x); });  // halves to even, as ONNX
   unary("Not", [](const at::Tensor& x) { return at::logical_not(x); });
   unary("Identity", [](const at::Tensor& x) { return x.clone(); });
   unary("Sign", [](const at::Tensor& x) { return at::sign(x); });

@@ -116,6 +116,17 @@ ir::Value* equal(SymbolicContext& ctx, ir::Value* a, ir::Value* b) {
   return ctx.op("Not", {ctx.op("Or", {ne, ctx.op("IsNaN", {a})})});
 }
 
+ir::Value* round_half_even(SymbolicContext& ctx, ir::Value* x) {
+  if (ctx.opset() >= 11) return ctx.op("Round", {x});
+  // floor(x + 0.5), less one on a tie (x + 0.5 whole) that lands on an odd number
+  const ir::DType t = x->dtype();
+  ir::Value* f = ctx.op("Floor", {ctx.op("Add", {x, ctx.const_scalar(t, 0.5)})});
+  ir::Value* tie = equal(ctx, ctx.op("Sub", {f, x}), ctx.const_scalar(t, 0.5));
+  ir::Value* half = ctx.op("Mul", {f, ctx.const_scalar(t, 0.5)});
+  ir::Value* odd = ctx.op("Not", {equal(ctx, ctx.op("Floor", {half}), half)});
+  return ctx.op("Sub", {f, ctx.cast(ctx.op("And", {tie, odd}), t)});
+}
+
 ir::Value* layer_norm(SymbolicContext& ctx, ir::Value* x, int64_t axes_count, ir::Value* scale, ir::Value* bias,
                       double eps, ir::DType dtype, const std::vector<int64_t>& normalized_shape) {
   if (ctx.opset() >= 17) {

@@ -40,6 +40,13 @@ void register_unary(Registry& r);
 // Symbolics one family lends another.
 void nonzero_numpy(SymbolicContext& ctx);  // indexing; aten::where(condition) (comparison)
 
+// quantized: a quantized value (ir::Quantization) as float32, and a float
+// value quantized to `storage` (uint8/int8/int32) with the parameters of `q`
+// (the operators on quantized tensors, convert/quantized_args).
+ir::Value* dequantize_value(SymbolicContext& ctx, ir::Value* v);
+ir::Value* quantize_value(SymbolicContext& ctx, ir::Value* x, const ir::Quantization& q, ir::DType storage,
+                          int64_t rank);
+
 inline void register_all(Registry& r) {
   r.set_family("activation");
   register_activation(r);

@@ -3,9 +3,10 @@
 // fake quantization as a QuantizeLinear + DequantizeLinear pair, clamped to
 // [quant_min, quant_max] when that range is narrower than int8/uint8.
 //
-// A quantized tensor exists only inside the graph (uint8/int8 on the ONNX
-// side); dequantize finds its scale and zero point on the QuantizeLinear that
-// made it.
+// A quantized tensor is its stored integers (uint8, int8, int32) on the ONNX
+// side, the value carrying its scale and zero point (ir::Quantization): the
+// symbolics that make one set them, dequantize and q_scale read them. Other
+// operators on quantized tensors see them dequantized (convert/quantized_args).
 #include <cmath>
 #include <optional>
 #include <string>
@@ -23,8 +24,8 @@ constexpr int64_t kQInt8 = 12, kQUInt8 = 13, kQInt32 = 14;
 ir::DType storage_dtype(SymbolicContext& ctx, int64_t scalar_type) {
   if (scalar_type == kQUInt8) return ir::DType::UInt8;
   if (scalar_type == kQInt8) return ir::DType::Int8;
-  if (scalar_type == kQInt32) ctx.fail("torch.qint32 has no ONNX QuantizeLinear form (int8 and uint8 only)");
-  ctx.fail("dtype must be torch.quint8 or torch.qint8");
+  if (scalar_type == kQInt32) return ir::DType::Int32;
+  ctx.fail("dtype must be torch.quint8, torch.qint8 or torch.qint32");
 }
 
 // The ONNX dtype holding [qmin, qmax].
@@ -51,12 +52,31 @@ ir::Value* scalar_zero_point(SymbolicContext& ctx, size_t idx, ir::DType q) {
   return z;
 }
 
+// Shapes a per-channel parameter (1-D along `axis`) to broadcast against a tensor of `rank`.
+ir::Value* along_axis(SymbolicContext& ctx, ir::Value* p, int64_t axis, int64_t rank) {
+  if (axis == rank - 1) return p;
+  std::vector<int64_t> shape(static_cast<size_t>(rank - axis), 1);
+  shape[0] = -1;
+  return helpers::reshape(ctx, p, shape);
+}
+
 ir::Value* quantize(SymbolicContext& ctx, ir::Value* x, ir::Value* s, ir::Value* z, ir::DType q,
-                    std::optional<int64_t> axis = std::nullopt) {
-  ir::Attributes attrs;
-  if (axis) attrs.emplace_back("axis", *axis);
-  ir::Value* v = ctx.op("QuantizeLinear", {x, s, z}, attrs);
-  v->type().dtype = q;
+                    std::optional<int64_t> axis = std::nullopt, int64_t rank = 0) {
+  ir::Value* v;
+  if (q == ir::DType::Int32) {
+    // QuantizeLinear writes int8/uint8 only: round(x / s) + z, saturated, as int32.
+    ir::Value* sb = axis ? along_axis(ctx, s, *axis, rank) : s;
+    ir::Value* zb = ctx.cast(axis ? along_axis(ctx, z, *axis, rank) : z, ir::DType::Float);
+    ir::Value* r = ctx.op("Add", {helpers::round_half_even(ctx, ctx.op("Div", {x, sb})), zb});
+    r = helpers::clip(ctx, r, -2147483648.0, 2147483520.0);  // (the largest float32 below 2^31)
+    v = ctx.cast(r, ir::DType::Int32);
+  } else {
+    ir::Attributes attrs;
+    if (axis) attrs.emplace_back("axis", *axis);
+    v = ctx.op("QuantizeLinear", {x, s, z}, attrs);
+    v->type().dtype = q;
+  }
+  v->set_quantization(ir::Quantization{s, z, axis ? *axis : -1});
   return v;
 }
 
@@ -69,6 +89,12 @@ ir::Value* dequantize_linear(SymbolicContext& ctx, ir::Value* v, ir::Value* s, i
   return r;
 }
 
+const ir::Quantization& quantization_of(SymbolicContext& ctx, size_t idx) {
+  if (!ctx.arg(idx).is_tensor() || !ctx.in(idx)->quantization())
+    ctx.fail("argument " + std::to_string(idx) + " is not a quantized tensor");
+  return *ctx.in(idx)->quantization();
+}
+
 // aten::quantize_per_tensor(self, scale, zero_point, dtype) (numbers or tensors)
 void quantize_per_tensor(SymbolicContext& ctx) {
   const ir::DType q = storage_dtype(ctx, ctx.i(3));
@@ -79,45 +105,71 @@ void quantize_per_tensor(SymbolicContext& ctx) {
 // aten::quantize_per_channel(self, scales, zero_points, axis, dtype)
 void quantize_per_channel(SymbolicContext& ctx) {
   const ir::DType q = storage_dtype(ctx, ctx.i(4));
-  const int64_t axis = helpers::normalize_dim(ctx, ctx.i(3), ctx.rank(0));
+  const int64_t rank = ctx.rank(0);
+  const int64_t axis = helpers::normalize_dim(ctx, ctx.i(3), rank);
   ir::Value* x = ctx.in_as(0, ir::DType::Float);
   ir::Value* s = ctx.in_as(1, ir::DType::Float);
   ir::Value* z = ctx.in_as(2, q);
-  ctx.out(quantize(ctx, x, s, z, q, axis));
+  if (q != ir::DType::Int32 && ctx.opset() < 13) ctx.fail("per-channel QuantizeLinear needs opset 13 or above");
+  ctx.out(quantize(ctx, x, s, z, q, axis, rank));
 }
 
-// aten::dequantize(self): DequantizeLinear with the parameters of the
-// QuantizeLinear the tensor comes from (through layout-only ops for a
-// per-tensor quantization).
+// aten::dequantize(self): DequantizeLinear with the tensor's quantization.
 void dequantize(SymbolicContext& ctx) {
   if (ctx.arg(0).is_list()) ctx.fail("dequantizing a list of tensors is not supported");
-  ir::Value* x = ctx.in(0);
-  ir::Value* v = x;
-  bool moved = false;
-  while (true) {
-    ir::Node* p = v->producer();
-    if (!p) break;
-    const std::string& op = p->op_type();
-    if (op == "QuantizeLinear") {
-      ir::Value* s = p->input(1);
-      if (p->has_attr("axis")) {  // per channel
-        if (moved) ctx.fail("a per-channel quantized tensor must be dequantized before its layout changes");
-        ctx.out(dequantize_linear(ctx, x, s, p->input(2), p->attr_i("axis", 1)));
-      } else {
-        ctx.out(dequantize_linear(ctx, x, s, p->input(2)));
-      }
-      return;
-    }
-    static const char* const kLayout[] = {"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze",
-                                          "Flatten",  "Slice",   "Expand",    "Gather"};
-    bool layout = false;
-    for (const char* k : kLayout) layout = layout || op == k;
-    if (!layout) break;
-    v = p->input(0);
-    moved = true;
+  if (!ctx.in(0)->quantization()) {  // dequantize of a float tensor returns it
+    helpers::pass_through(ctx);
+    return;
   }
-  ctx.fail("cannot find the quantization parameters of this tensor: only tensors quantized in the model "
-           "(quantize_per_tensor / quantize_per_channel) can be dequantized");
+  ctx.out(dequantize_value(ctx, ctx.in(0)));
+}
+
+// aten::_make_per_tensor_quantized_tensor(self, scale, zero_point): the
+// integers in `self` as a quantized tensor.
+void make_per_tensor_quantized(SymbolicContext& ctx) {
+  const ir::DType q = ctx.dtype(0);
+  ir::Value* v = ctx.op("Identity", {ctx.in(0)});
+  v->set_quantization(ir::Quantization{scalar_scale(ctx, 1), scalar_zero_point(ctx, 2, q), -1});
+  ctx.out(v);
+}
+
+// aten::_make_per_channel_quantized_tensor(self, scale, zero_point, axis)
+void make_per_channel_quantized(SymbolicContext& ctx) {
+  const ir::DType q = ctx.dtype(0);
+  const int64_t axis = helpers::normalize_dim(ctx, ctx.i(3), ctx.rank(0));
+  ir::Value* v = ctx.op("Identity", {ctx.in(0)});
+  v->set_quantization(ir::Quantization{ctx.in_as(1, ir::DType::Float), ctx.in_as(2, q), axis});
+  ctx.out(v);
+}
+
+// aten::int_repr(self): the stored integers.
+void int_repr(SymbolicContext& ctx) {
+  quantization_of(ctx, 0);
+  ctx.out(ctx.op("Identity", {ctx.in(0)}));
+}
+
+void q_scale(SymbolicContext& ctx) {
+  const ir::Quantization& q = quantization_of(ctx, 0);
+  if (q.per_channel()) ctx.fail("q_scale of a per-channel quantized tensor");
+  ctx.out(ctx.cast(q.scale, ir::DType::Double));
+}
+
+void q_zero_point(SymbolicContext& ctx) {
+  const ir::Quantization& q = quantization_of(ctx, 0);
+  if (q.per_channel()) ctx.fail("q_zero_point of a per-channel quantized tensor");
+  ctx.out(ctx.cast(q.zero_point, ir::DType::Int64));
+}
+
+void q_per_channel_scales(SymbolicContext& ctx) {
+  const ir::Quantization& q = quantization_of(ctx, 0);
+  if (!q.per_channel()) ctx.fail("q_per_channel_scales of a per-tensor quantized tensor");
+  ctx.out(ctx.cast(q.scale, ir::DType::Double));
+}
+
+void q_per_channel_zero_points(SymbolicContext& ctx) {
+  const ir::Quantization& q = quantization_of(ctx, 0);
+  if (!q.per_channel()) ctx.fail("q_per_channel_zero_points of a per-tensor quantized tensor");
+  ctx.out(ctx.cast(q.zero_point, ir::DType::Int64));
 }
 
 // Clamps a dequantized value to [(qmin - zp) * scale, (qmax - zp) * scale]
@@ -182,12 +234,49 @@ void fake_quantize_per_channel(SymbolicContext& ctx) {
   ctx.out(ctx.cast(y, t));
 }
 
+// quantized::add_scalar(qa, b) / mul_scalar(qa, b) / relu6(qx, inplace): the
+// float computation; the converter dequantizes qa and quantizes the result
+// with the scale and zero point PyTorch's kernel chose (convert/quantized_args).
+void add_scalar(SymbolicContext& ctx) { ctx.out(ctx.op("Add", {ctx.in(0), ctx.in_as(1, ir::DType::Float)})); }
+void mul_scalar(SymbolicContext& ctx) { ctx.out(ctx.op("Mul", {ctx.in(0), ctx.in_as(1, ir::DType::Float)})); }
+void relu6(SymbolicContext& ctx) { ctx.out(helpers::clip(ctx, ctx.in(0), 0.0, 6.0)); }
+
 }  // namespace
+
+ir::Value* dequantize_value(SymbolicContext& ctx, ir::Value* v) {
+  const ir::Quantization& q = *v->quantization();
+  if (!q.per_channel()) return dequantize_linear(ctx, v, q.scale, q.zero_point);
+  // Before 13 DequantizeLinear has no axis. (Arithmetic instead would fold
+  // the weights to float, and ONNX Runtime's optimizer then requantizes them
+  // with opset 11 operators, whatever the model's opset.)
+  if (ctx.opset() < 13)
+    ctx.fail("per-channel quantized tensors (e.g. weights quantized per output channel, fbgemm's default) need "
+             "opset 13 or above (DequantizeLinear's axis)");
+  return dequantize_linear(ctx, v, q.scale, q.zero_point, q.axis);
+}
+
+ir::Value* quantize_value(SymbolicContext& ctx, ir::Value* x, const ir::Quantization& q, ir::DType storage,
+                          int64_t rank) {
+  if (q.per_channel() && storage != ir::DType::Int32 && ctx.opset() < 13)
+    ctx.fail("per-channel QuantizeLinear needs opset 13 or above");
+  return quantize(ctx, x, q.scale, q.zero_point, storage, q.per_channel() ? std::optional<int64_t>(q.axis) : std::nullopt,
+                  rank);
+}
 
 void register_quantized(Registry& r) {
   r.add("aten::quantize_per_tensor", 10, quantize_per_tensor);
-  r.add("aten::quantize_per_channel", 13, quantize_per_channel);
+  r.add("aten::quantize_per_channel", 10, quantize_per_channel);  // (int32 by arithmetic; int8/uint8 from 13)
   r.add("aten::dequantize", 10, dequantize);
+  r.add("aten::_make_per_tensor_quantized_tensor", 10, make_per_tensor_quantized);
+  r.add("aten::_make_per_channel_quantized_tensor", 10, make_per_channel_quantized);
+  r.add("aten::int_repr", 10, int_repr);
+  r.add("aten::q_scale", 10, q_scale);
+  r.add("aten::q_zero_point", 10, q_zero_point);
+  r.add("aten::q_per_channel_scales", 10, q_per_channel_scales);
+  r.add("aten::q_per_channel_zero_points", 10, q_per_channel_zero_points);
+  r.add("quantized::add_scalar", 10, add_scalar);
+  r.add("quantized::mul_scalar", 10, mul_scalar);
+  r.add("quantized::relu6", 10, relu6);
   r.add("aten::fake_quantize_per_tensor_affine", 10, fake_quantize_per_tensor);
   r.add("aten::fake_quantize_per_channel_affine", 13, fake_quantize_per_channel);
 }

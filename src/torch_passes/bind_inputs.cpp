@@ -48,6 +48,21 @@ struct Binder {
     return in;
   }
 
+  // A quantized tensor is three inputs, as torch.onnx has it: its integers,
+  // its scale (float64, 0-d) and its zero point (int64, 0-d).
+  Value* quantized_input(const std::string& name, const at::Tensor& t) {
+    if (t.qscheme() != at::kPerTensorAffine)
+      throw Error(Error::Kind::Args, "example arg '" + name + "' is a quantized tensor with scheme " +
+                                         c10::toString(t.qscheme()) + ": only per-tensor quantized inputs can be exported");
+    Value* ints = new_tensor_input(name + "_value", t.int_repr());
+    Value* scale = new_tensor_input(name + "_scale", at::scalar_tensor(t.q_scale(), at::kDouble));
+    Value* zero_point = new_tensor_input(name + "_zero_point", at::scalar_tensor(t.q_zero_point(), at::kLong));
+    torch::jit::WithInsertPoint guard(anchor);
+    Value* s = graph.insert(c10::aten::Float, {scale});
+    Value* z = graph.insert(c10::aten::Int, {zero_point});
+    return graph.insert(c10::aten::_make_per_tensor_quantized_tensor, {ints, s, z});
+  }
+
   // Returns the value that stands for `arg` inside the graph.
   Value* bind(const c10::TypePtr& type, const c10::IValue& arg, const std::string& name) {
     const auto kind = type->kind();
@@ -56,6 +71,7 @@ struct Binder {
           !(kind == c10::TypeKind::OptionalType &&
             type->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType))
         mismatch(name, type, arg);
+      if (arg.toTensor().is_quantized()) return quantized_input(name, arg.toTensor());
       return new_tensor_input(name, arg.toTensor());
     }
     if (arg.isTuple()) {

@@ -38,6 +38,7 @@ ExampleInfo info_of(const c10::IValue& v) {
       info.dtype = t.scalar_type();
       info.sizes = t.sizes().vec();
       if (t.numel() <= 64 && !t.is_quantized() && !t.is_meta()) info.small_value = t.detach().clone();
+      if (t.is_quantized() && t.qscheme() == at::kPerTensorAffine) info.qparams = {{t.q_scale(), t.q_zero_point()}};
     }
   } else if (v.isInt()) {
     info.kind = ExampleInfo::Kind::Int;
@@ -74,6 +75,13 @@ constexpr int64_t kSmallTensor = 4096;
 
 // Thrown in a meta run when an operator cannot run there.
 struct NeedsRealRun {};
+
+bool makes_quantized(const Node* n) {
+  const auto k = n->kind();
+  return k == c10::aten::quantize_per_tensor || k == c10::aten::quantize_per_channel ||
+         k == c10::aten::_make_per_tensor_quantized_tensor || k == c10::aten::_make_per_channel_quantized_tensor ||
+         k == c10::aten::quantize_per_tensor_dynamic;
+}
 
 class Runner {
  public:
@@ -278,6 +286,8 @@ class Runner {
 
   void run_node(Node* n) {
     note_random(n);
+    // Meta tensors are never quantized (quantize_per_tensor on meta gives float).
+    if (meta_ && makes_quantized(n)) throw NeedsRealRun{};
     try {
       execute(n);
     } catch (const Error&) {

@@ -209,7 +209,11 @@ class Folder {
       for (torch::jit::Block* sub : n->blocks()) analyze(sub, false);
       if (!top || !n->blocks().empty()) continue;  // control flow: dynamic
       if (n->kind() == c10::prim::Constant) {
-        for (Value* o : n->outputs()) value_static_.insert(o);
+        for (Value* o : n->outputs()) {
+          value_static_.insert(o);
+          // quantized weights (decompose_quantized) stay integers, as parameters stay parameters
+          if (auto v = torch::jit::toIValue(o); v && v->isTensor() && v->toTensor().is_quantized()) from_params_.insert(o);
+        }
         continue;
       }
       if (n->kind() == c10::aten::size) {

@@ -131,6 +131,9 @@ struct Lifter {
         repl = param_input(path, v.toTensor());
       } else if (v.isTensorList()) {
         repl = tensor_list(n, path, v.toTensorVector());
+      } else if (is_torchbind_object(v)) {
+        repl = object_constant(n, v);  // e.g. packed quantized weights, for decompose_quantized
+        repl->setDebugName(path);
       } else {
         torch::jit::WithInsertPoint guard(n);
         auto c = torch::jit::tryInsertConstant(*tg.graph, v);
@@ -142,6 +145,22 @@ struct Lifter {
       out->replaceAllUsesWith(repl);
       n->destroy();
     }
+  }
+
+  // An object of a C++ class registered with TorchScript (torch.classes.*).
+  static bool is_torchbind_object(const c10::IValue& v) {
+    if (!v.isObject()) return false;
+    const auto name = v.toObjectRef().type()->name();
+    return name && name->qualifiedName().rfind("__torch__.torch.classes.", 0) == 0;
+  }
+
+  // A constant holding the object itself, as TorchScript's freezing makes.
+  Value* object_constant(Node* at, const c10::IValue& v) {
+    Node* c = tg.graph->create(c10::prim::Constant);
+    c->output()->setType(v.type());
+    c->ival_(c10::attr::value, v);
+    c->insertBefore(at);
+    return c->output();
   }
 };
 

@@ -16,6 +16,9 @@ TorchGraph inline_forward(torch::jit::Module& module, const TorchContext& ctx);
 void inline_autograd_functions(TorchGraph& tg, const TorchContext& ctx);
 // self.<path> reads -> parameter inputs (state_dict order) and constants.
 void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchContext& ctx);
+// quantized:: kernels (packed weights, quantized tensors) -> dequantize, the
+// float aten op, quantize_per_tensor; packed weights become integer constants.
+void decompose_quantized(TorchGraph& tg, const TorchContext& ctx);
 // Matches the example args against forward()'s inputs: tensors stay inputs,
 // tuples/lists are flattened into one input per tensor, numbers and None
 // become constants.

@@ -32,6 +32,7 @@ struct ExampleInfo {
   std::vector<int64_t> sizes;                        // tensors
   c10::IValue scalar;                                // Int/Float/Bool/String/Device values
   at::Tensor small_value;                            // tensors of at most 64 elements: the value
+  std::optional<std::pair<double, int64_t>> qparams;  // per-tensor quantized tensors: scale, zero point
   std::vector<ExampleInfo> elements;                 // List/Tuple
 };
 

@@ -1,5 +1,6 @@
-"""Quantization (src/symbolics/quantized.cpp): quantized tensors live only
-inside the graph, so every case quantizes and dequantizes (float in, float out)."""
+"""Quantization (src/symbolics/quantized.cpp): every case quantizes and
+dequantizes inside the graph (float in, float out) or returns the integers.
+Quantized models, quantized graph inputs and outputs: tests/python/test_dropin_quantized.py."""
 import os
 import sys
 
@@ -14,6 +15,8 @@ torch.manual_seed(0)
 x = torch.randn(2, 3, 4) * 4
 Q10 = dict(min_opset=10, opsets=(10, 11, 13, 17), error_below={9: "supported from opset 10"})
 Q13 = dict(min_opset=13, error_below={12: "supported from opset 13"})
+QC13 = dict(min_opset=13, error_below={12: "per-channel QuantizeLinear needs opset 13"})
+DC13 = dict(min_opset=13, error_below={12: "need opset 13 or above (DequantizeLinear's axis)"})
 
 scales = torch.tensor([0.05, 0.1, 0.2])
 zps_u8 = torch.tensor([0, 10, 128], dtype=torch.int32)
@@ -22,6 +25,12 @@ zps_i8 = torch.tensor([0, -10, 5], dtype=torch.int32)
 
 def qdq(dtype, scale, zp):
     return lambda a: torch.quantize_per_tensor(a, scale, zp, dtype).dequantize()
+
+
+class QParams(torch.nn.Module):
+    def forward(self, a, s):
+        t = torch.quantize_per_tensor(a, float(s), 7, torch.qint8)
+        return a * t.q_scale() + t.q_zero_point()
 
 
 CASES = [
@@ -33,9 +42,32 @@ CASES = [
     Case("quantize_reshape_dequantize",
          lambda a: torch.quantize_per_tensor(a, 0.1, 100, torch.quint8).reshape(6, 4).dequantize(), (x,),
          min_opset=10, opsets=(10, 13, 17)),
-    Case("quantize_qint32_fails", qdq(torch.qint32, 0.1, 0), (x,), opsets=(), error_below={13: "qint32"}),
+    Case("quantize_qint32", qdq(torch.qint32, 0.1, 0), (x,), **Q10),
+    Case("quantize_per_channel_qint32",
+         lambda a: torch.quantize_per_channel(a, scales, torch.zeros(3, dtype=torch.long), 1, torch.qint32).dequantize(),
+         (x,), **DC13),
+    Case("make_per_tensor_quantized_tensor",
+         lambda a: torch._make_per_tensor_quantized_tensor(a, 0.1, 3).dequantize(),
+         (torch.randint(-128, 127, (2, 3, 4), dtype=torch.int8),), **Q10),
+    Case("make_per_channel_quantized_tensor",
+         lambda a: torch._make_per_channel_quantized_tensor(a, scales.double(), torch.tensor([0, 10, 128]), 1).dequantize(),
+         (torch.randint(0, 255, (2, 3, 4), dtype=torch.uint8),), **DC13),
+    Case("int_repr", lambda a: torch.quantize_per_tensor(a, 0.1, 128, torch.quint8).int_repr(), (x,), **Q10),
+    Case("q_scale_q_zero_point", QParams(), (x, torch.tensor(0.25)), script=True, **Q10),
+    Case("q_per_channel_scales_zero_points",
+         lambda a: (lambda t: (t.q_per_channel_scales(), t.q_per_channel_zero_points()))(
+             torch.quantize_per_channel(a, scales, zps_u8, 1, torch.quint8)), (x,), **QC13),
+    Case("quantized_add_scalar",
+         lambda a: torch.ops.quantized.add_scalar(torch.quantize_per_tensor(a, 0.1, 128, torch.quint8), 1.5).dequantize(),
+         (x,), **Q10),
+    Case("quantized_mul_scalar",
+         lambda a: torch.ops.quantized.mul_scalar(torch.quantize_per_tensor(a, 0.1, 128, torch.quint8), 0.5).dequantize(),
+         (x,), **Q10),
+    Case("quantized_relu6",
+         lambda a: torch.ops.quantized.relu6(torch.quantize_per_tensor(a, 0.05, 100, torch.quint8)).dequantize(),
+         (x,), **Q10),
     Case("quantize_per_channel_quint8",
-         lambda a: torch.quantize_per_channel(a, scales, zps_u8, 1, torch.quint8).dequantize(), (x,), **Q13),
+         lambda a: torch.quantize_per_channel(a, scales, zps_u8, 1, torch.quint8).dequantize(), (x,), **QC13),
     Case("quantize_per_channel_qint8_last_axis",
          lambda a: torch.quantize_per_channel(a, scales, zps_i8, 2, torch.qint8).dequantize(),
          (x.transpose(1, 2).contiguous(),), min_opset=13),

@@ -29,11 +29,15 @@ TORCHSCRIPT_EXPORTER = {"dynamo": False} if "dynamo" in inspect.signature(torch.
 def flat_inputs(args, script):
     """The example args as graph inputs, in torch.onnx's order: tensors,
     numbers (0-d), tuples and lists flattened, a dict's tensor keys and values;
-    None and strings make none. A trailing dict holds keyword args."""
+    None and strings make none; a quantized tensor makes three. A trailing dict
+    holds keyword args."""
     out = []
 
     def walk(v):
-        if isinstance(v, torch.Tensor):
+        if isinstance(v, torch.Tensor) and v.is_quantized:  # integers, scale (float64), zero point (int64)
+            out.extend([v.int_repr(), torch.tensor(v.q_scale(), dtype=torch.float64),
+                        torch.tensor(v.q_zero_point(), dtype=torch.int64)])
+        elif isinstance(v, torch.Tensor):
             out.append(v)
         elif isinstance(v, bool):
             out.append(torch.tensor(v))
@@ -107,14 +111,16 @@ def _user_inputs(proto):
     return [i.name for i in proto.graph.input if i.name not in inits]
 
 
-def check(model, args, *, script=False, opset=17, more=(), theirs="same", **kwargs):
+def check(model, args, *, script=False, opset=17, more=(), theirs="same", quantization_step=None, **kwargs):
     """Exports `model` (scripted with script=True) on `args` with both
     exporters and compares them. theirs: "same" (torch.onnx exports the same
     interface and values), "wrong" (its values are wrong or ONNX Runtime
     cannot run its model; ours right), "fails" (it refuses or crashes),
     "other outputs" (its outputs differ on purpose: e.g. it makes an ONNX
-    sequence of a list whose length is static; only ours is run). `more`: further argument tuples, run on
-    the same exported graphs. Returns the Exports."""
+    sequence of a list whose length is static; only ours is run), "not
+    compared" (only ours is checked). `more`: further argument tuples, run on
+    the same exported graphs. quantization_step: a quantized model's output step (harness.compare).
+    Returns the Exports."""
     model = torch.jit.script(model) if script else model
     args = args if isinstance(args, tuple) else (args,)
     flat = flat_inputs(args, script)
@@ -123,6 +129,8 @@ def check(model, args, *, script=False, opset=17, more=(), theirs="same", **kwar
     e = Exports(model, args, opset, kwargs)
     if theirs == "fails":
         assert e.theirs is None, "torch.onnx exports this now: compare with it (theirs='same')"
+    elif theirs == "not compared":  # (the reference is another torch.onnx: see the caller)
+        pass
     else:
         assert e.theirs is not None, f"torch.onnx failed: {e.theirs_error}"
         assert _user_inputs(e.ours) == _user_inputs(e.theirs), "graph inputs differ from torch.onnx's"
@@ -133,12 +141,13 @@ def check(model, args, *, script=False, opset=17, more=(), theirs="same", **kwar
         run_args = run_args if isinstance(run_args, tuple) else (run_args,)
         expected = [torch.from_numpy(x) for x in _outputs(_call(model, run_args))]
         run_flat = flat_inputs(run_args, script)
-        harness.compare(expected, _run(e.ours_bytes, run_flat, names))
+        step = {"quantization_step": quantization_step}
+        harness.compare(expected, _run(e.ours_bytes, run_flat, names), **step)
         if theirs == "same":
-            harness.compare(expected, _run(e.theirs_bytes, run_flat, names))
+            harness.compare(expected, _run(e.theirs_bytes, run_flat, names), **step)
         elif theirs == "wrong":
             try:
-                harness.compare(expected, _run(e.theirs_bytes, run_flat, names))
+                harness.compare(expected, _run(e.theirs_bytes, run_flat, names), **step)
                 theirs_right.append(True)
             except Exception:  # wrong values, or a model ONNX Runtime cannot run
                 theirs_right.append(False)

@@ -19,6 +19,7 @@ namespace torch2onnx::ir {
 
 class Graph;
 class Node;
+class Value;
 
 // One dimension: a static size, a named symbolic size, or unknown.
 struct Dim {
@@ -68,6 +69,18 @@ struct Use {
   }
 };
 
+// The quantization of a value that stores a quantized tensor (ONNX's
+// quantization annotation): the value holds the integers q (uint8, int8 or
+// int32) and stands for (q - zero_point) * scale, per tensor or along `axis`.
+// Set by the symbolics that make quantized tensors; read by the ones that
+// dequantize them.
+struct Quantization {
+  Value* scale = nullptr;       // float32: 0-d, or 1-D along axis
+  Value* zero_point = nullptr;  // the storage dtype: 0-d, or 1-D along axis
+  int64_t axis = -1;            // -1: per tensor
+  bool per_channel() const { return axis >= 0; }
+};
+
 class Value {
  public:
   const std::string& name() const { return name_; }
@@ -93,6 +106,9 @@ class Value {
   // the output of a Constant node; nullptr otherwise.
   const Tensor* constant() const;
 
+  const Quantization* quantization() const { return quantization_.get(); }
+  void set_quantization(const Quantization& q) { quantization_ = std::make_shared<Quantization>(q); }
+
   // Redirects every use (node inputs and graph outputs of the owning graph and
   // its subgraphs) to `other`.
   void replace_all_uses_with(Value* other);
@@ -109,6 +125,7 @@ class Value {
   bool is_input_ = false;
   bool derived_ = false;
   std::shared_ptr<Tensor> initializer_;
+  std::shared_ptr<const Quantization> quantization_;
 };
 
 enum class AttrKind { Float, Int, String, Tensor, Graph, Floats, Ints, Strings };

@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "torch2onnx/ir/graph.h"
@@ -50,6 +51,10 @@ struct Arg {
   std::vector<int64_t> sizes;
   // For an Int/Float/Bool computed at run time: the value in the example run.
   std::optional<double> example;
+  // A quantized tensor (dtype: its stored integers): the per-tensor scale and
+  // zero point the example run saw, if per tensor.
+  bool quantized = false;
+  std::optional<std::pair<double, int64_t>> qparams;
 
   bool is_none() const { return kind == Kind::None; }
   bool is_tensor() const { return kind == Kind::Tensor; }
@@ -65,6 +70,8 @@ struct OutputInfo {
   bool has_sizes = false;
   std::vector<int64_t> sizes;
   int64_t list_length = -1;  // for Tensor[] outputs: number of elements in the example run
+  bool quantized = false;    // a quantized tensor (dtype: its stored integers)
+  std::optional<std::pair<double, int64_t>> qparams;  // its per-tensor scale and zero point in the example
   int64_t rank() const { return has_sizes ? static_cast<int64_t>(sizes.size()) : -1; }
 };
 

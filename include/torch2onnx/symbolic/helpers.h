@@ -52,6 +52,10 @@ void pass_through(SymbolicContext& ctx);
 // floats are equal when neither is below or above the other and a is not NaN.
 ir::Value* equal(SymbolicContext& ctx, ir::Value* a, ir::Value* b);
 
+// Rounds halves to even, as PyTorch and ONNX's Round (opset 11) do; before
+// 11, from Floor.
+ir::Value* round_half_even(SymbolicContext& ctx, ir::Value* x);
+
 // [0, 1, ..., n-1] (int64) for a 0-d int64 value n: Range from opset 11,
 // the indices of NonZero over n ones before.
 ir::Value* arange(SymbolicContext& ctx, ir::Value* n);
