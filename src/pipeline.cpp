@@ -45,6 +45,7 @@ const NamedPass kOnnxPasses[] = {
     {"fold_static_shapes", onnx_passes::fold_static_shapes},
     {"fuse_conv_batchnorm", onnx_passes::fuse_conv_batchnorm},
     {"remove_identities", onnx_passes::remove_identities},
+    {"fuse_concats", onnx_passes::fuse_concats},
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},
     {"drop_unused_inputs", onnx_passes::drop_unused_inputs},
@@ -110,6 +111,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   // (a folded dict read can decide a branch, whose folding exposes more dict reads)
   for (int round = 0; round < kMaxFoldRounds && simplify(); ++round) {
   }
+  torch_side::lower_if_tuples(tg, ctx);
   torch_side::cleanup(tg, ctx);
   timer.done("torch passes");
   torch_side::example_run(tg, ctx);

@@ -36,6 +36,8 @@ void fold_static_shapes(ir::Model& model, const PassContext& ctx);
 void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx);
 // Identity nodes are bypassed.
 void remove_identities(ir::Model& model, const PassContext& ctx);
+// Concat of Concat (same axis, the inner read once) -> one Concat.
+void fuse_concats(ir::Model& model, const PassContext& ctx);
 // Initializers and Constant nodes with the same content are merged.
 void deduplicate_constants(ir::Model& model, const PassContext& ctx);
 // The main graph's Constant nodes become initializers (unless

@@ -37,6 +37,8 @@ bool fold_dicts(TorchGraph& tg, const TorchContext& ctx);
 // into views rebuild their base (slice_scatter, ...). Needs the example run's
 // info; returns true when it added nodes (which then need another run).
 bool functionalize(TorchGraph& tg, const TorchContext& ctx);
+// Tuple outputs of If nodes -> one output per element (None elements: constants).
+void lower_if_tuples(TorchGraph& tg, const TorchContext& ctx);
 // Removes nodes that compute nothing for export (detach, profiling) and dead code.
 void cleanup(TorchGraph& tg, const TorchContext& ctx);
 // Runs the graph once on the example inputs and records every value's

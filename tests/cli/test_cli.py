@@ -716,3 +716,21 @@ def test_example_args_file_that_is_not_a_saved_value(small, tmp_path):
         p.write_bytes(content)
         proc = run("export", str(d / "small.pt"), "-o", out, "--args", str(p))
         assert_clean_failure(proc, out, 1, f"{label}.pt", "expected a value saved with torch.save")
+
+
+class NestedCat(nn.Module):
+    """Inception's blocks: branches that are concatenations, concatenated."""
+
+    def forward(self, x):
+        inner = torch.cat([x, x * 2], 1)
+        shared = torch.cat([x + 1, x], 1)
+        return torch.cat([x, inner, torch.cat([x - 1, x * 3], -2), shared], 1), shared
+
+
+def test_nested_concats_are_one_concat(tmp_path):
+    """fuse_concats: a Concat of Concats along the same axis is one Concat;
+    an inner one that is also read elsewhere (or a graph output) stays."""
+    model, _ = harness.check_module(NestedCat(), (torch.randn(2, 3, 4),), workdir=str(tmp_path))
+    concats = [n for n in model.graph.node if n.op_type == "Concat"]
+    assert len(concats) == 2, [len(n.input) for n in concats]
+    assert sorted(len(n.input) for n in concats) == [2, 6]

@@ -4,7 +4,7 @@ are the list attribute _flat_weights), script builtins (range steps, list
 slices and pop, where(condition), arange(out=)), chunk along a dynamic axis.
 Each is compared with torch.onnx's TorchScript exporter on the same call."""
 import io
-from typing import Optional
+from typing import Optional, Tuple
 
 import pytest
 import torch
@@ -332,3 +332,42 @@ def test_index_add_with_a_broadcast_source(dim, source, opset):
     # PyTorch 1.13 adds each source slice to its self slice with broadcasting
     index = torch.tensor([0, 2, 3, 1, 4][: len(source[0]) if dim == 1 else 5])
     check(IndexAddInPlace(dim, index, torch.tensor(source)), (torch.ones(5, 4, 3),), opset=opset, input_names=["x"])
+
+
+class TupleFromBranches(nn.Module):
+    def forward(self, x) -> Tuple[torch.Tensor, torch.Tensor]:
+        if bool(x.sum() > 0):
+            return x, x + 1
+        return x * 2, x - 1
+
+
+class TupleReassignedInBranch(nn.Module):
+    def forward(self, x):
+        t = (x, (x + 1, x * 2))
+        if bool(x.sum() > 0):
+            t = (x * 3, (x, x - 1))
+        a, (b, c) = t
+        return a + b * c
+
+
+class TupleWithNoneFromBranches(nn.Module):
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            return x, None
+        return x * 2, None
+
+
+@pytest.mark.parametrize("model, theirs", [(TupleFromBranches, "same"), (TupleReassignedInBranch, "fails")],
+                         ids=["returned", "nested_reassigned"])
+def test_tuples_out_of_branches(model, theirs):
+    """An If whose output is a (nested) tuple: one output per element.
+    torch.onnx: "prim::TupleUnpack not matched to tuple construct" when nested."""
+    check(model(), (torch.ones(2, 3),), script=True, input_names=["x"], more=[(-torch.ones(2, 3),)], theirs=theirs)
+
+
+def test_tuple_with_none_out_of_branches():
+    """None left out of the outputs, as everywhere; torch.onnx 2.x returns it
+    as an ONNX optional output from opset 15 (1.13: left out)."""
+    e = check(TupleWithNoneFromBranches(), (torch.ones(2, 3),), script=True, input_names=["x"],
+              more=[(-torch.ones(2, 3),)], theirs="other outputs")
+    assert len(e.ours.graph.output) == 1
