@@ -50,6 +50,21 @@ def flatten(value, numbers=False):
     return []
 
 
+def quantization_steps(value, step):
+    """compare's per-output steps for the outputs flatten(value, numbers=True)
+    gives: a quantized tensor's integers may differ by one, its scale and
+    zero point not at all; other outputs by `step`."""
+    if isinstance(value, torch.Tensor) and value.is_quantized:
+        return [step, None, None]
+    if isinstance(value, (torch.Tensor, bool, int, float)):
+        return [step]
+    if isinstance(value, (tuple, list)):
+        return [s for v in value for s in quantization_steps(v, step)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in quantization_steps(v, step)]
+    return []
+
+
 def trace(module, args, path, strict=True):
     """Traces `module` under no_grad (as users save models) and saves the archive."""
     with torch.no_grad():
@@ -139,11 +154,15 @@ def compare(expected, actual, names=None, rtol_scale=1e-4, quantization_step=Non
     quantization_step: a quantized model's outputs may differ by one step of
     the output's quantization (its integers by one, its dequantized values by
     the given scale): requantizing rounds once PyTorch's integer kernels and
-    ONNX Runtime's computations land on either side of a half step."""
+    ONNX Runtime's computations land on either side of a half step. One step
+    for every output, or a list with one per output (None: compared as
+    usual; see quantization_steps)."""
     if len(expected) != len(actual):
         raise Mismatch(f"{len(actual)} outputs from ONNX Runtime, {len(expected)} from PyTorch")
+    steps = quantization_step if isinstance(quantization_step, list) else [quantization_step] * len(expected)
     report = []
     for k, (e, a) in enumerate(zip(expected, actual)):
+        step = steps[k]
         e = e.detach().cpu().numpy() if isinstance(e, torch.Tensor) else np.asarray(e)
         if isinstance(expected[k], float):
             e = e.astype(np.float64)  # a Python float is a double
@@ -154,7 +173,7 @@ def compare(expected, actual, names=None, rtol_scale=1e-4, quantization_step=Non
             raise Mismatch(f"{label}: dtype {a.dtype} from ONNX Runtime, {e.dtype} from PyTorch")
         if e.dtype.kind in "biu":
             diff = np.abs(e.astype(np.int64) - a.astype(np.int64)) if e.dtype.kind != "b" else (e != a)
-            bad = int(np.count_nonzero(diff > (1 if quantization_step and e.dtype.kind != "b" else 0)))
+            bad = int(np.count_nonzero(diff > (1 if step and e.dtype.kind != "b" else 0)))
             if bad:
                 raise Mismatch(f"{label}: {bad} integer elements differ")
             report.append((label, 0.0, 0.0))
@@ -173,7 +192,7 @@ def compare(expected, actual, names=None, rtol_scale=1e-4, quantization_step=Non
             e64, a64 = e64[mask], a64[mask]
         scale = float(np.max(np.abs(e64))) if e64.size else 0.0
         err = float(np.max(np.abs(e64 - a64))) if e64.size else 0.0
-        tol = rtol_scale * (1.0 + scale) + (quantization_step or 0.0) * 1.0001
+        tol = rtol_scale * (1.0 + scale) + (step or 0.0) * 1.0001
         if not err <= tol:
             raise Mismatch(f"{label}: max |ort - torch| = {err:.3g} > {tol:.3g} (max |torch| = {scale:.3g})")
         report.append((label, err, tol))

@@ -282,7 +282,6 @@ class Converter : public ArgMaterializer {
         a.dtype = to_dtype(info->dtype);
         a.has_sizes = info->dtype != at::ScalarType::Undefined;
         a.sizes = info->sizes;
-        a.quantized = c10::isQIntType(info->dtype);
         a.qparams = info->qparams;
         break;
       case ExampleInfo::Kind::Int:

@@ -34,7 +34,6 @@ QuantizedCall::QuantizedCall(const std::string& kind, std::vector<Arg>& args, st
     }
     a.value = symbolics::dequantize_value(ctx, a.value);
     a.dtype = ir::DType::Float;
-    a.quantized = false;
     a.qparams.reset();
     active_ = true;
   };
@@ -54,7 +53,7 @@ QuantizedCall::QuantizedCall(const std::string& kind, std::vector<Arg>& args, st
 
 ir::Value* QuantizedCall::result(size_t k, ir::Value* v) {
   const OutputInfo& o = original_.at(k);
-  if (!active_ || !o.quantized || v->quantization()) return v;
+  if (!o.quantized || v->quantization()) return v;
   SymbolicContext ctx("quantized result", {}, {}, graph_, opset_);
   ir::Quantization q = *first_;
   if (o.qparams && o.qparams != first_example_) {  // fixed by the operator (sigmoid: 1/256, 0)

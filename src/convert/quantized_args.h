@@ -23,7 +23,7 @@ class QuantizedCall {
   QuantizedCall(const std::string& kind, std::vector<Arg>& args, std::vector<OutputInfo>& outs, ir::Graph* graph,
                 int64_t opset);
   bool active() const { return active_; }
-  // Output k as PyTorch returns it: quantized again where PyTorch's was.
+  // Output k as PyTorch returns it: quantized again where PyTorch's was (active calls only).
   ir::Value* result(size_t k, ir::Value* v);
   // What PyTorch's output k is (before the rewrite).
   const OutputInfo& original(size_t k) const { return original_.at(k); }

@@ -148,28 +148,14 @@ void int_repr(SymbolicContext& ctx) {
   ctx.out(ctx.op("Identity", {ctx.in(0)}));
 }
 
-void q_scale(SymbolicContext& ctx) {
+// aten::q_scale / q_zero_point (per tensor), q_per_channel_scales /
+// q_per_channel_zero_points: the tensor's scale (float64) or zero point (int64).
+void quantization_parameter(SymbolicContext& ctx, bool per_channel, bool scale) {
   const ir::Quantization& q = quantization_of(ctx, 0);
-  if (q.per_channel()) ctx.fail("q_scale of a per-channel quantized tensor");
-  ctx.out(ctx.cast(q.scale, ir::DType::Double));
-}
-
-void q_zero_point(SymbolicContext& ctx) {
-  const ir::Quantization& q = quantization_of(ctx, 0);
-  if (q.per_channel()) ctx.fail("q_zero_point of a per-channel quantized tensor");
-  ctx.out(ctx.cast(q.zero_point, ir::DType::Int64));
-}
-
-void q_per_channel_scales(SymbolicContext& ctx) {
-  const ir::Quantization& q = quantization_of(ctx, 0);
-  if (!q.per_channel()) ctx.fail("q_per_channel_scales of a per-tensor quantized tensor");
-  ctx.out(ctx.cast(q.scale, ir::DType::Double));
-}
-
-void q_per_channel_zero_points(SymbolicContext& ctx) {
-  const ir::Quantization& q = quantization_of(ctx, 0);
-  if (!q.per_channel()) ctx.fail("q_per_channel_zero_points of a per-tensor quantized tensor");
-  ctx.out(ctx.cast(q.zero_point, ir::DType::Int64));
+  if (q.per_channel() != per_channel)
+    ctx.fail(ctx.kind().substr(ctx.kind().find("::") + 2) + " of a " + (per_channel ? "per-tensor" : "per-channel") +
+             " quantized tensor");
+  ctx.out(scale ? ctx.cast(q.scale, ir::DType::Double) : ctx.cast(q.zero_point, ir::DType::Int64));
 }
 
 // Clamps a dequantized value to [(qmin - zp) * scale, (qmax - zp) * scale]
@@ -270,10 +256,10 @@ void register_quantized(Registry& r) {
   r.add("aten::_make_per_tensor_quantized_tensor", 10, make_per_tensor_quantized);
   r.add("aten::_make_per_channel_quantized_tensor", 10, make_per_channel_quantized);
   r.add("aten::int_repr", 10, int_repr);
-  r.add("aten::q_scale", 10, q_scale);
-  r.add("aten::q_zero_point", 10, q_zero_point);
-  r.add("aten::q_per_channel_scales", 10, q_per_channel_scales);
-  r.add("aten::q_per_channel_zero_points", 10, q_per_channel_zero_points);
+  r.add("aten::q_scale", 10, [](SymbolicContext& ctx) { quantization_parameter(ctx, false, true); });
+  r.add("aten::q_zero_point", 10, [](SymbolicContext& ctx) { quantization_parameter(ctx, false, false); });
+  r.add("aten::q_per_channel_scales", 10, [](SymbolicContext& ctx) { quantization_parameter(ctx, true, true); });
+  r.add("aten::q_per_channel_zero_points", 10, [](SymbolicContext& ctx) { quantization_parameter(ctx, true, false); });
   r.add("quantized::add_scalar", 10, add_scalar);
   r.add("quantized::mul_scalar", 10, mul_scalar);
   r.add("quantized::relu6", 10, relu6);

@@ -296,8 +296,7 @@ void run(Graph& g, torch::jit::Block* b) {
       m->setScope(n->scope());
       if (n->callstack()) m->setCallStack(*n->callstack());
     }
-    repl->copyMetadata(n->output());
-    repl->setType(n->output()->type());
+    repl->copyMetadata(n->output());  // (its type and name)
     n->output()->replaceAllUsesWith(repl);
     n->destroy();
   }

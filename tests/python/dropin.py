@@ -139,9 +139,10 @@ def check(model, args, *, script=False, opset=17, more=(), theirs="same", quanti
     theirs_right = []
     for run_args in (args,) + tuple(more):
         run_args = run_args if isinstance(run_args, tuple) else (run_args,)
-        expected = [torch.from_numpy(x) for x in _outputs(_call(model, run_args))]
+        result = _call(model, run_args)
+        expected = [torch.from_numpy(x) for x in _outputs(result)]
         run_flat = flat_inputs(run_args, script)
-        step = {"quantization_step": quantization_step}
+        step = {"quantization_step": quantization_step and harness.quantization_steps(result, quantization_step)}
         harness.compare(expected, _run(e.ours_bytes, run_flat, names), **step)
         if theirs == "same":
             harness.compare(expected, _run(e.theirs_bytes, run_flat, names), **step)

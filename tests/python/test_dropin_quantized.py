@@ -285,6 +285,11 @@ QAT = {  # name: (min opset, model, input)
 }
 
 
+def output_step(model):
+    """The scale of the last module that quantizes (QuantStub's, a quantized layer's): the output's step."""
+    return float([m.scale for m in model.modules() if hasattr(m, "scale")][-1])
+
+
 @pytest.mark.parametrize("script", [False, True], ids=["trace", "script"])
 @pytest.mark.parametrize("opset", OPSETS)
 @pytest.mark.parametrize("name", sorted(QAT))
@@ -295,7 +300,8 @@ def test_qat(name, opset, script):
     torch.manual_seed(0)
     # scripted: torch.onnx's scales are 1-element tensors, which ONNX Runtime's QLinearAveragePool refuses
     theirs = "wrong" if script and name == "avg_pool2d" else "same"
-    check(make(), (example(),), opset=opset, script=script, theirs=theirs, quantization_step=1.0)
+    model = make()
+    check(model, (example(),), opset=opset, script=script, theirs=theirs, quantization_step=output_step(model))
 
 
 # ------------------------------------------------------------------ beyond torch.onnx's cases

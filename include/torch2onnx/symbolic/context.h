@@ -51,9 +51,8 @@ struct Arg {
   std::vector<int64_t> sizes;
   // For an Int/Float/Bool computed at run time: the value in the example run.
   std::optional<double> example;
-  // A quantized tensor (dtype: its stored integers): the per-tensor scale and
-  // zero point the example run saw, if per tensor.
-  bool quantized = false;
+  // A quantized tensor (dtype: its stored integers; its ONNX value carries
+  // ir::Quantization): the scale and zero point the example run saw, if per tensor.
   std::optional<std::pair<double, int64_t>> qparams;
 
   bool is_none() const { return kind == Kind::None; }
