@@ -97,7 +97,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
                                             const ExportOptions& options, const ExportHooks& hooks) {
   torch_side::TorchContext ctx{options, /*real_example_run=*/false, hooks.python_ops};
   StageTimer timer;
-  torch_side::TorchGraph tg = torch_side::inline_forward(module, ctx);
+  torch_side::TorchGraph tg = torch_side::inline_forward(module, args, ctx);
   timer.done("inline_forward");
   torch_side::inline_autograd_functions(tg, ctx);
   torch_side::lift_parameters(tg, module, ctx);

@@ -24,9 +24,10 @@ class Mismatch(AssertionError):
     pass
 
 
-def flatten(value, numbers=False):
+def flatten(value, numbers=False, none=False):
     """Tensors of a (nested) output or input, in order: what the graph's outputs are.
-    numbers=True keeps Python numbers too (inputs of scripted forward(x, n: int)).
+    numbers=True keeps Python numbers too (inputs of scripted forward(x, n: int));
+    none=True keeps None (an optional output's place: see align_optional).
     A quantized tensor is three outputs, as torch.onnx exports it: its
     integers, its scale (float32) and its zero point (of the integers' dtype)."""
     if isinstance(value, torch.Tensor):
@@ -37,17 +38,36 @@ def flatten(value, numbers=False):
         return [value]
     if numbers and isinstance(value, (bool, int, float)):
         return [value]
+    if none and value is None:
+        return [None]
     if isinstance(value, (tuple, list)):
         out = []
         for v in value:
-            out.extend(flatten(v, numbers))
+            out.extend(flatten(v, numbers, none))
         return out
     if isinstance(value, dict):
         out = []
         for v in value.values():
-            out.extend(flatten(v, numbers))
+            out.extend(flatten(v, numbers, none))
         return out
     return []
+
+
+def optional_outputs(proto):
+    """Which graph outputs of a ModelProto are ONNX optionals."""
+    return [o.type.HasField("optional_type") for o in proto.graph.output]
+
+
+def align_optional(expected, optional):
+    """PyTorch's flat outputs with None kept (flatten(none=True)) as the graph
+    returns them: a None stays where the graph has an optional output (ONNX
+    Runtime returns None for an empty one) and is left out elsewhere (exporters
+    drop outputs that are always None)."""
+    out = []
+    for e in expected:
+        if e is not None or (len(out) < len(optional) and optional[len(out)]):
+            out.append(e)
+    return out
 
 
 def quantization_steps(value, step):
@@ -163,6 +183,13 @@ def compare(expected, actual, names=None, rtol_scale=1e-4, quantization_step=Non
     report = []
     for k, (e, a) in enumerate(zip(expected, actual)):
         step = steps[k]
+        if e is None or a is None:  # an optional output: empty on both sides or on neither
+            if (e is None) != (a is None):
+                raise Mismatch(f"{names[k] if names else f'output {k}'}: "
+                               f"{'None' if a is None else 'a tensor'} from ONNX Runtime, "
+                               f"{'None' if e is None else 'a tensor'} from PyTorch")
+            report.append((names[k] if names else f"output {k}", 0.0, 0.0))
+            continue
         e = e.detach().cpu().numpy() if isinstance(e, torch.Tensor) else np.asarray(e)
         if isinstance(expected[k], float):
             e = e.astype(np.float64)  # a Python float is a double

@@ -305,6 +305,17 @@ def bind_script(schema, args, kwargs, skip_self, what):
     return tuple(values)
 
 
+def _forward_schema(module):
+    """forward()'s schema; for an overloaded forward (a scripted nn.LSTM has
+    forward__0 and forward__1), the first overload's (the overloads share
+    their argument names; the core picks the one the example's types fit)."""
+    if module._has_method("forward"):
+        return module._get_method("forward").schema
+    if module._has_method("forward__0"):
+        return module._get_method("forward__0").schema
+    raise errors.ExportUsageError("the ScriptModule has no forward() method to export")
+
+
 def prepare(model, args, kwargs):
     """(torch._C.ScriptModule, example values) for any model export accepts."""
     from . import _C
@@ -313,8 +324,7 @@ def prepare(model, args, kwargs):
         values = bind_script(model.schema, args, kwargs, False, f"{model.name}()")
         return _C.module_from_function(model), values
     if isinstance(model, torch.jit.ScriptModule):
-        values = bind_script(model._c._get_method("forward").schema, args, kwargs, True, "forward()")
-        return model._c, values
+        return model._c, bind_script(_forward_schema(model._c), args, kwargs, True, "forward()")
     if isinstance(model, torch.nn.Module):
         return trace(model, args, kwargs)
     raise errors.ExportUsageError(

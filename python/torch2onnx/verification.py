@@ -68,16 +68,29 @@ def run_onnx_runtime(model, inputs, bench=0):
     return outputs, sorted(times)[len(times) // 2]
 
 
-def _flatten(value, numbers):
+def _flatten(value, numbers, none=False):
     if isinstance(value, torch.Tensor):
         return [value]
     if numbers and isinstance(value, (bool, int, float)):
         return [value]
+    if none and value is None:
+        return [None]
     if isinstance(value, (tuple, list)):
-        return [x for v in value for x in _flatten(v, numbers)]
+        return [x for v in value for x in _flatten(v, numbers, none)]
     if isinstance(value, dict):
-        return [x for v in value.values() for x in _flatten(v, numbers)]
+        return [x for v in value.values() for x in _flatten(v, numbers, none)]
     return []
+
+
+def _as_graph_outputs(flat, optional):
+    """PyTorch's flat outputs (None kept) as the graph returns them: a None
+    stays where the graph has an optional output (empty there), and is left
+    out elsewhere (an output that is always None is not a graph output)."""
+    out = []
+    for v in flat:
+        if v is not None or (len(out) < len(optional) and optional[len(out)]):
+            out.append(v)
+    return out
 
 
 def compare(expected, actual, rtol=1e-4):
@@ -86,6 +99,11 @@ def compare(expected, actual, rtol=1e-4):
     if len(expected) != len(actual):
         raise VerificationError(f"ONNX Runtime gave {len(actual)} outputs, PyTorch {len(expected)}")
     for k, (e, a) in enumerate(zip(expected, actual)):
+        if e is None or a is None:  # an optional output
+            if (e is None) != (a is None):
+                raise VerificationError(f"output {k}: {'empty' if a is None else 'a tensor'} in ONNX Runtime, "
+                                        f"{'None' if e is None else 'a tensor'} in PyTorch")
+            continue
         e = _npy_array(e)
         if e.shape != a.shape:
             raise VerificationError(f"output {k}: shape {list(a.shape)} in ONNX Runtime, {list(e.shape)} in PyTorch")
@@ -115,5 +133,7 @@ def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=
     with torch.no_grad():  # on copies: forward() may write into its inputs
         expected = model(*clone_tensors(tuple(args)), **clone_tensors(dict(kwargs or {})))
     feeds = [v for k, v in enumerate(_flatten(list(values), numbers=scripted)) if k not in set(unused)]
-    actual = run_onnx_runtime(onnx_model, feeds)
-    compare(_flatten(expected, numbers=True), actual, rtol)
+    session = ort_session(onnx_model)
+    actual = run_onnx_runtime(session, feeds)
+    optional = [o.type.startswith("optional(") for o in session.get_outputs()]
+    compare(_as_graph_outputs(_flatten(expected, numbers=True, none=True), optional), actual, rtol)

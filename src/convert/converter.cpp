@@ -9,6 +9,7 @@
 #include "convert/fallback.h"
 #include "convert/quantized_args.h"
 #include "frontend/mapped_archive.h"
+#include "serialize/infer_node.h"
 #include "symbolic/helpers.h"
 #include "torch_passes/origin.h"
 
@@ -535,12 +536,13 @@ class Converter : public ArgMaterializer {
   // The dtype and rank a control-flow value has where it holds a tensor:
   // from the example run of any of `vs` (the If/Loop output, the branch or
   // body values that set it).
-  std::pair<ir::DType, size_t> tensor_type_of(std::initializer_list<const TValue*> vs) {
+  std::pair<ir::DType, int64_t> tensor_type_of(std::initializer_list<const TValue*> vs) {
     for (const TValue* v : vs) {
       const ExampleInfo* info = v ? info_of(v) : nullptr;
-      if (info && info->kind == ExampleInfo::Kind::Tensor) return {to_dtype(info->dtype), info->sizes.size()};
+      if (info && info->kind == ExampleInfo::Kind::Tensor)
+        return {to_dtype(info->dtype), static_cast<int64_t>(info->sizes.size())};
     }
-    return {ir::DType::Undefined, 0};
+    return {ir::DType::Undefined, -1};
   }
 
   bool is_none_slot(const TValue* v) {
@@ -551,11 +553,13 @@ class Converter : public ArgMaterializer {
   // `v` as one value; where it is None (an Optional on this path, or a value
   // not set yet), an empty tensor of `type` stands in: never read, it only
   // gives If/Loop outputs one type on every path.
-  ir::Value* value_or_placeholder(const TValue* v, std::pair<ir::DType, size_t> type, const char* what) {
+  ir::Value* value_or_placeholder(const TValue* v, std::pair<ir::DType, int64_t> type, const char* what) {
     if (!is_none_slot(v) || type.first == ir::DType::Undefined) return single_value(v, type.first, what);
-    std::vector<int64_t> dims(type.second, 0);
+    // (empty: of the rank where known, one-dimensional where not; a 0-d one holds a zero)
+    std::vector<int64_t> dims(static_cast<size_t>(type.second < 0 ? 1 : type.second), 0);
+    std::vector<double> values(dims.empty() ? 1 : 0, 0.0);
     ir::Value* p =
-        graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::from_doubles(type.first, {}, dims)}})->output(0);
+        graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::from_doubles(type.first, values, dims)}})->output(0);
     p->type().dtype = type.first;
     return p;
   }
@@ -608,21 +612,26 @@ class Converter : public ArgMaterializer {
     return id;
   }
 
-  std::shared_ptr<ir::Graph> branch(torch::jit::Block* b, Node* n, const char* name) {
+  std::shared_ptr<ir::Graph> branch(torch::jit::Block* b, const char* name) {
     auto g = std::make_shared<ir::Graph>(graph_);
     g->set_name(graph_->unique_name(name));
     GraphScope scope(*this, g.get());
     for (Node* inner : b->nodes()) convert_node(inner);
+    return g;
+  }
+
+  // Once both branches are converted (a None on one path takes its type from the other).
+  void branch_outputs(ir::Graph* g, torch::jit::Block* b, Node* n) {
+    GraphScope scope(*this, g);
     for (size_t i = 0; i < b->outputs().size(); ++i) {
       if (is_list_type(n->output(i)->type())) {
         require_sequences(n, 13, "out of a branch needs If with sequences");
         ir::DType dt = list_dtype({n->output(i), b->outputs()[i]});
-        g->add_output(local(to_sequence(get_slot(b->outputs()[i]), dt, b->outputs()[i], n), g.get()));
+        g->add_output(local(to_sequence(get_slot(b->outputs()[i]), dt, b->outputs()[i], n), g));
         continue;
       }
-      g->add_output(local(value_or_placeholder(b->outputs()[i], if_output_type(n, i), "an If output"), g.get()));
+      g->add_output(local(value_or_placeholder(b->outputs()[i], if_output_type(n, i), "an If output"), g));
     }
-    return g;
   }
 
   // ---- lists
@@ -831,8 +840,10 @@ class Converter : public ArgMaterializer {
       return;
     }
     ir::Value* cond = single_value(n->input(), ir::DType::Bool, "an If condition");
-    auto then_g = branch(n->blocks()[0], n, "then_branch");
-    auto else_g = branch(n->blocks()[1], n, "else_branch");
+    auto then_g = branch(n->blocks()[0], "then_branch");
+    auto else_g = branch(n->blocks()[1], "else_branch");
+    branch_outputs(then_g.get(), n->blocks()[0], n);
+    branch_outputs(else_g.get(), n->blocks()[1], n);
     // An Optional output that a branch leaves None gets a bool output after
     // the others: whether it holds a value.
     std::vector<size_t> flagged;
@@ -863,19 +874,33 @@ class Converter : public ArgMaterializer {
       node->output(i)->type().dtype = if_output_type(n, i).first;
       slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, node->output(i), {}, next_id_++};
     }
-    for (size_t f = 0; f < flagged.size(); ++f) slot_of(n->output(flagged[f])).present = node->output(n->outputs().size() + f);
+    for (size_t f = 0; f < flagged.size(); ++f) {
+      slot_of(n->output(flagged[f])).present = node->output(n->outputs().size() + f);
+      with_rank(node->output(flagged[f]), if_output_type(n, flagged[f]).second);
+    }
+  }
+
+  // An Optional's rank where the example (or the converted value) shows it:
+  // the element type of an optional graph output.
+  static void with_rank(ir::Value* v, int64_t rank) {
+    if (rank < 0 || v->type().has_shape) return;
+    v->type().has_shape = true;
+    v->type().shape.assign(static_cast<size_t>(rank), ir::Dim{});
   }
 
   // The type of If output i: a tensor's from either branch where the example
   // left it None; otherwise the example's (numbers too).
-  std::pair<ir::DType, size_t> if_output_type(Node* n, size_t i) {
+  std::pair<ir::DType, int64_t> if_output_type(Node* n, size_t i) {
     auto type = tensor_type_of({n->output(i), n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]});
     if (type.first == ir::DType::Undefined) type.first = example_dtype(n->output(i));
+    for (size_t b = 0; b < 2 && type.first == ir::DType::Undefined; ++b)  // computed on no path of the example
+      if (const Slot& s = get_slot(n->blocks()[b]->outputs()[i]); s.kind == Slot::Kind::Value && s.value)
+        type = {s.value->type().dtype, s.value->type().rank()};
     return type;
   }
 
   // The tensor type of loop-carried value k (its dtype is the one it ends with).
-  std::pair<ir::DType, size_t> carried_type(Node* n, size_t k) {
+  std::pair<ir::DType, int64_t> carried_type(Node* n, size_t k) {
     auto type = tensor_type_of({n->output(k), n->blocks()[0]->outputs()[1 + k], n->input(2 + k)});
     ir::DType dt = example_dtype(n->output(k));
     if (dt != ir::DType::Undefined) type.first = dt;
@@ -904,6 +929,7 @@ class Converter : public ArgMaterializer {
       // One dtype per loop-carried value: the one it ends with in the example.
       ir::DType dt = example_dtype(n->output(k));
       if (dt == ir::DType::Undefined) dt = example_dtype(n->input(2 + k));
+      if (dt == ir::DType::Undefined) dt = carried_type(n, k).first;  // None in the example: the body's tensor
       types.push_back(dt);
       // (a value a loop sets before it is read, e.g. the result of an early return, starts as a placeholder)
       inits.push_back(value_or_placeholder(n->input(2 + k), carried_type(n, k), "a loop-carried value"));
@@ -915,6 +941,7 @@ class Converter : public ArgMaterializer {
     for (size_t k : flagged) inits.push_back(presence(n->input(2 + k)));
     auto body = std::make_shared<ir::Graph>(graph_);
     body->set_name(graph_->unique_name("loop_body"));
+    std::vector<int64_t> unseen_rank(carried, -1);
     {
       GraphScope scope(*this, body.get());
       ir::Value* iter = body->add_input(body->unique_name("iteration"), ir::ValueType::tensor(ir::DType::Int64, {}));
@@ -923,6 +950,12 @@ class Converter : public ArgMaterializer {
       for (size_t k = 0; k < carried; ++k) {
         ir::Value* in = body->add_input(body->unique_name(body_block->inputs()[1 + k]->debugName()),
                                         is_list[k] ? ir::ValueType::sequence(types[k]) : ir::ValueType::tensor(types[k]));
+        // A loop the example never ran: the carried value's rank is its initial value's.
+        if (!is_list[k] && !info_of(body_block->inputs()[1 + k]) && !is_none_slot(n->input(2 + k)) &&
+            serialize::infer_value_type(inits[k], options_.opset_version)) {
+          with_rank(in, inits[k]->type().rank());
+          unseen_rank[k] = inits[k]->type().rank();
+        }
         slot_of(body_block->inputs()[1 + k]) = is_list[k] ? sequence_slot(in) : value_slot(in);
       }
       for (size_t k : flagged)
@@ -949,10 +982,28 @@ class Converter : public ArgMaterializer {
         slot_of(n->output(k)) = sequence_slot(node->output(k));
       } else {
         node->output(k)->type().dtype = types[k];
+        with_rank(node->output(k), unseen_rank[k]);
         slot_of(n->output(k)) = value_slot(node->output(k));
       }
     }
-    for (size_t f = 0; f < flagged.size(); ++f) slot_of(n->output(flagged[f])).present = node->output(carried + f);
+    for (size_t f = 0; f < flagged.size(); ++f) {
+      slot_of(n->output(flagged[f])).present = node->output(carried + f);
+      with_rank(node->output(flagged[f]), carried_type(n, flagged[f]).second);
+    }
+  }
+
+  // prim::dtype of a tensor the example never computed (in a branch it did
+  // not take): the dtype of its ONNX value, known at export time as the
+  // example's would be (`x[mask] = True` makes a tensor of x's dtype).
+  bool convert_unseen_dtype(Node* n) {
+    if (n->kind() != c10::prim::dtype || info_of(n->input(0))) return false;
+    const Slot& s = get_slot(n->input(0));
+    if (s.kind != Slot::Kind::Value || !s.value || s.value->quantization() ||
+        s.value->type().dtype == ir::DType::Undefined)
+      return false;
+    const int64_t code = ir::scalar_type_from_dtype(s.value->type().dtype);
+    slot_of(n->output()) = Slot{Slot::Kind::Constant, c10::IValue(code), nullptr, {}, next_id_++};
+    return true;
   }
 
   // Whether the Optional `v` holds a value, as a bool value of the current graph.
@@ -979,7 +1030,7 @@ class Converter : public ArgMaterializer {
       convert_list_op(n);
       return;
     }
-    if (convert_optional_test(n)) return;
+    if (convert_optional_test(n) || convert_unseen_dtype(n)) return;
     if (is_structural(n->kind())) {
       convert_structural(n);
       return;
@@ -1089,7 +1140,7 @@ class Converter : public ArgMaterializer {
     switch (s.kind) {
       case Slot::Kind::Value:
       case Slot::Kind::Sequence:  // a list of run-time length: an ONNX sequence output
-        out.push_back(s.value);
+        out.push_back(s.present ? optional_output(s) : s.value);
         if (const ir::Quantization* q = s.value->quantization()) {  // as torch.onnx: integers, scale, zero point
           if (q->per_channel())
             throw Error(Error::Kind::Conversion, "a per-channel quantized tensor cannot be a graph output "
@@ -1116,6 +1167,34 @@ class Converter : public ArgMaterializer {
     }
   }
 
+  // An Optional output that is None on some paths: an ONNX optional(tensor),
+  // empty where PyTorch returns None (as torch.onnx 2.x does from opset 15;
+  // its If-13 with optional outputs is rejected by ONNX Runtime, so 16 here).
+  ir::Value* optional_output(const Slot& s) {
+    if (options_.opset_version < 16)
+      throw Error(Error::Kind::Conversion,
+                  "an output is an Optional that is None on some paths: ONNX has optional values in If "
+                  "from opset 16 (export with opset_version >= 16, or return a tensor on every path)");
+    ir::ValueType element = s.value->type();
+    element.kind = ir::ValueType::Kind::Tensor;
+    const ir::ValueType type = ir::ValueType::optional(element);
+    auto then_g = std::make_shared<ir::Graph>(graph_);
+    then_g->set_name(graph_->unique_name("then_branch"));
+    ir::Value* some = then_g->create_node("Optional", {s.value}, 1)->output(0);
+    some->set_type(type);
+    then_g->add_output(some);
+    auto else_g = std::make_shared<ir::Graph>(graph_);
+    else_g->set_name(graph_->unique_name("else_branch"));
+    ir::ValueType none_type = element;  // its rank, dims unknown (the value may be a placeholder)
+    for (ir::Dim& d : none_type.shape) d = ir::Dim{};
+    ir::Value* none = else_g->create_node("Optional", {}, 1, {{"type", none_type}})->output(0);
+    none->set_type(type);
+    else_g->add_output(none);
+    ir::Value* out = graph_->create_node("If", {s.present}, 1, {{"else_branch", else_g}, {"then_branch", then_g}})->output(0);
+    out->set_type(type);
+    return out;
+  }
+
   void flatten_info(const ExampleInfo* info, std::vector<const ExampleInfo*>& out) {
     if (info && (info->kind == ExampleInfo::Kind::List || info->kind == ExampleInfo::Kind::Tuple)) {
       for (const auto& e : info->elements) flatten_info(&e, out);
@@ -1130,10 +1209,14 @@ class Converter : public ArgMaterializer {
     std::vector<ir::Value*> flat;
     std::vector<const ExampleInfo*> flat_info;
     for (const TValue* o : tg_.graph->outputs()) {
+      const size_t before = flat.size();
       flatten_output(get_slot(o), flat);
-      flatten_info(info_of(o), flat_info);
+      std::vector<const ExampleInfo*> infos;
+      flatten_info(info_of(o), infos);
+      // (an output the example left None, or whose structure it did not show: no example facts)
+      if (infos.size() != flat.size() - before) infos.assign(flat.size() - before, nullptr);
+      flat_info.insert(flat_info.end(), infos.begin(), infos.end());
     }
-    if (flat_info.size() != flat.size()) flat_info.assign(flat.size(), nullptr);
     if (flat.empty()) throw Error(Error::Kind::Conversion, "the model returns no tensors");
     if (options_.output_names.size() > flat.size())
       throw Error(Error::Kind::Usage, "output_names has " + std::to_string(options_.output_names.size()) +

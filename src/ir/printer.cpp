@@ -52,6 +52,7 @@ std::string attr_string(const Attribute& a, int indent) {
       s << "]";
       break;
     case AttrKind::Ints: s << "[" << format_dims(a.ints) << "]"; break;
+    case AttrKind::Type: s << type_string(a.type); break;
     case AttrKind::Strings:
       s << "[";
       for (size_t i = 0; i < a.strings.size(); ++i) s << (i ? ", " : "") << '"' << a.strings[i] << '"';
@@ -107,15 +108,16 @@ void print_graph_body(std::ostream& out, const Graph& g, int indent) {
 }  // namespace
 
 std::string type_string(const ValueType& t) {
-  std::string s = t.kind == ValueType::Kind::Sequence ? "Sequence(" : "";
-  if (t.dtype == DType::Undefined) return s + "Tensor" + (t.kind == ValueType::Kind::Sequence ? ")" : "");
+  const bool wrapped = t.kind != ValueType::Kind::Tensor;
+  std::string s = t.kind == ValueType::Kind::Sequence ? "Sequence(" : t.kind == ValueType::Kind::Optional ? "Optional(" : "";
+  if (t.dtype == DType::Undefined) return s + "Tensor" + (wrapped ? ")" : "");
   s += dtype_torch_name(t.dtype);
   if (t.has_shape) {
     s += "(";
     for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + dim_string(t.shape[i]);
     s += ")";
   }
-  if (t.kind == ValueType::Kind::Sequence) s += ")";
+  if (wrapped) s += ")";
   return s;
 }
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/printer.h"
 #include "onnx_passes/passes.h"
 
 namespace torch2onnx::onnx_passes {
@@ -116,6 +117,7 @@ std::string body_key(const ir::Graph& body) {
           break;
         }
         case ir::AttrKind::Graph: k << "graph@" << a.g.get(); break;  // never shared
+        case ir::AttrKind::Type: k << ir::type_string(a.type); break;
       }
       k << ";";
     }

@@ -14,33 +14,6 @@
 namespace torch2onnx::serialize {
 namespace {
 
-ir::ValueType from_proto(const onnx::TypeProto& tp, const ir::ValueType& previous) {
-  ir::ValueType t = previous;
-  const onnx::TypeProto_Tensor* tt = nullptr;
-  if (tp.has_tensor_type()) {
-    tt = &tp.tensor_type();
-    t.kind = ir::ValueType::Kind::Tensor;
-  } else if (tp.has_sequence_type() && tp.sequence_type().elem_type().has_tensor_type()) {
-    tt = &tp.sequence_type().elem_type().tensor_type();
-    t.kind = ir::ValueType::Kind::Sequence;
-  }
-  if (!tt) return t;
-  if (tt->elem_type() != 0) t.dtype = static_cast<ir::DType>(tt->elem_type());
-  if (tt->has_shape() && t.kind == ir::ValueType::Kind::Tensor) {
-    t.has_shape = true;
-    t.shape.clear();
-    for (const auto& d : tt->shape().dim()) {
-      if (d.has_dim_value())
-        t.shape.push_back(ir::Dim::of(d.dim_value()));
-      else if (d.has_dim_param())
-        t.shape.push_back(ir::Dim::named(d.dim_param()));
-      else
-        t.shape.push_back(ir::Dim{});
-    }
-  }
-  return t;
-}
-
 void collect(const onnx::GraphProto& g, std::unordered_map<std::string, const onnx::TypeProto*>& out) {
   for (const auto& vi : g.value_info()) out[vi.name()] = &vi.type();
   for (const auto& vi : g.output()) out[vi.name()] = &vi.type();
@@ -53,7 +26,7 @@ void apply_types(ir::Graph& g, const std::unordered_map<std::string, const onnx:
   for (const auto& n : g.nodes()) {
     for (ir::Value* o : n->outputs()) {
       auto it = types.find(o->name());
-      if (it != types.end()) o->set_type(from_proto(*it->second, o->type()));
+      if (it != types.end()) o->set_type(type_from_proto(*it->second, o->type()));
     }
     for (ir::Graph* sub : n->subgraphs()) apply_types(*sub, types);
   }

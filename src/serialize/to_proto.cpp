@@ -5,7 +5,6 @@
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::serialize {
-namespace {
 
 void attribute_to_proto(const ir::Attribute& a, onnx::AttributeProto& p, const ProtoOptions& options) {
   p.set_name(a.name);
@@ -46,8 +45,14 @@ void attribute_to_proto(const ir::Attribute& a, onnx::AttributeProto& p, const P
       p.set_type(onnx::AttributeProto::STRINGS);
       for (const auto& s : a.strings) p.add_strings(s);
       break;
+    case ir::AttrKind::Type:
+      p.set_type(onnx::AttributeProto::TYPE_PROTO);
+      type_to_proto(a.type, *p.mutable_tp());
+      break;
   }
 }
+
+namespace {
 
 void value_info(const ir::Value* v, onnx::ValueInfoProto& p) {
   p.set_name(v->name());
@@ -67,9 +72,11 @@ void type_to_proto(const ir::ValueType& t, onnx::TypeProto& out) {
   if (t.dtype == ir::DType::Undefined) return;  // unknown: left to shape inference (subgraphs only)
   onnx::TypeProto_Tensor* tt = t.kind == ir::ValueType::Kind::Sequence
                                    ? out.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()
-                                   : out.mutable_tensor_type();
+                                   : t.kind == ir::ValueType::Kind::Optional
+                                         ? out.mutable_optional_type()->mutable_elem_type()->mutable_tensor_type()
+                                         : out.mutable_tensor_type();
   tt->set_elem_type(static_cast<int32_t>(t.dtype));
-  if (t.has_shape && t.kind == ir::ValueType::Kind::Tensor) {
+  if (t.has_shape && t.kind != ir::ValueType::Kind::Sequence) {
     auto* shape = tt->mutable_shape();
     for (const ir::Dim& d : t.shape) {
       auto* dim = shape->add_dim();
@@ -79,6 +86,36 @@ void type_to_proto(const ir::ValueType& t, onnx::TypeProto& out) {
         dim->set_dim_param(d.param);
     }
   }
+}
+
+ir::ValueType type_from_proto(const onnx::TypeProto& tp, const ir::ValueType& previous) {
+  ir::ValueType t = previous;
+  const onnx::TypeProto_Tensor* tt = nullptr;
+  if (tp.has_tensor_type()) {
+    tt = &tp.tensor_type();
+    t.kind = ir::ValueType::Kind::Tensor;
+  } else if (tp.has_sequence_type() && tp.sequence_type().elem_type().has_tensor_type()) {
+    tt = &tp.sequence_type().elem_type().tensor_type();
+    t.kind = ir::ValueType::Kind::Sequence;
+  } else if (tp.has_optional_type() && tp.optional_type().elem_type().has_tensor_type()) {
+    tt = &tp.optional_type().elem_type().tensor_type();
+    t.kind = ir::ValueType::Kind::Optional;
+  }
+  if (!tt) return t;
+  if (tt->elem_type() != 0) t.dtype = static_cast<ir::DType>(tt->elem_type());
+  if (tt->has_shape() && t.kind != ir::ValueType::Kind::Sequence) {
+    t.has_shape = true;
+    t.shape.clear();
+    for (const auto& d : tt->shape().dim()) {
+      if (d.has_dim_value())
+        t.shape.push_back(ir::Dim::of(d.dim_value()));
+      else if (d.has_dim_param())
+        t.shape.push_back(ir::Dim::named(d.dim_param()));
+      else
+        t.shape.push_back(ir::Dim{});
+    }
+  }
+  return t;
 }
 
 void tensor_to_proto(const ir::Tensor& t, const std::string& name, onnx::TensorProto& out, bool with_data) {

@@ -28,6 +28,9 @@ void to_model_proto(const ir::Model& model, onnx::ModelProto& out, const ProtoOp
 void graph_to_proto(const ir::Graph& graph, onnx::GraphProto& out, const ProtoOptions& options);
 void tensor_to_proto(const ir::Tensor& t, const std::string& name, onnx::TensorProto& out, bool with_data);
 void type_to_proto(const ir::ValueType& t, onnx::TypeProto& out);
+// The type in `tp` over `previous` (what `tp` leaves unsaid stays).
+ir::ValueType type_from_proto(const onnx::TypeProto& tp, const ir::ValueType& previous);
+void attribute_to_proto(const ir::Attribute& a, onnx::AttributeProto& p, const ProtoOptions& options);
 // Every domain used by a node (subgraphs included), with its opset version.
 std::map<std::string, int64_t> used_domains(const ir::Model& model);
 

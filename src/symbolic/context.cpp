@@ -1,5 +1,6 @@
 #include "symbolic/context.h"
 
+#include "serialize/infer_node.h"
 #include "symbolic/helpers.h"
 
 namespace torch2onnx {
@@ -77,14 +78,24 @@ const Arg& SymbolicContext::checked(size_t idx, const char* what) const {
 
 int64_t SymbolicContext::rank(size_t idx) const {
   const Arg& a = arg(idx);
-  if (!a.has_sizes) fail("the rank of argument " + std::to_string(idx) + " is unknown");
-  return static_cast<int64_t>(a.sizes.size());
+  if (a.has_sizes) return static_cast<int64_t>(a.sizes.size());
+  // (a value the example never computed, in a branch it did not take: the
+  // rank its ONNX value has, from ONNX's inference where the converter did not set it)
+  if (a.value && a.value->type().kind == ir::ValueType::Kind::Tensor &&
+      serialize::infer_value_type(a.value, opset_))
+    return a.value->type().rank();
+  fail("the rank of argument " + std::to_string(idx) + " is unknown");
 }
 
 const std::vector<int64_t>& SymbolicContext::sizes(size_t idx) const {
   const Arg& a = arg(idx);
-  if (!a.has_sizes) fail("the shape of argument " + std::to_string(idx) + " is unknown");
-  return a.sizes;
+  if (a.has_sizes) return a.sizes;
+  if (auto it = inferred_sizes_.find(idx); it != inferred_sizes_.end()) return it->second;
+  // (never computed by the example: a shape that is the same for every input, if ONNX's inference finds one)
+  if (a.value && a.value->type().kind == ir::ValueType::Kind::Tensor &&
+      serialize::infer_value_type(a.value, opset_) && a.value->type().fully_static())
+    return inferred_sizes_[idx] = a.value->type().static_dims();
+  fail("the shape of argument " + std::to_string(idx) + " is unknown");
 }
 
 const OutputInfo& SymbolicContext::out_info(size_t k) const {

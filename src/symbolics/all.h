@@ -34,6 +34,7 @@ void register_shape(Registry& r);
 void register_slicing(Registry& r);
 void register_softmax(Registry& r);
 void register_sort(Registry& r);
+void register_torchvision(Registry& r);
 void register_transformer(Registry& r);
 void register_unary(Registry& r);
 
@@ -104,6 +105,8 @@ inline void register_all(Registry& r) {
   register_softmax(r);
   r.set_family("sort");
   register_sort(r);
+  r.set_family("torchvision");
+  register_torchvision(r);
   r.set_family("transformer");
   register_transformer(r);
   r.set_family("unary");

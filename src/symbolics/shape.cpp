@@ -240,7 +240,8 @@ void size(SymbolicContext& ctx) {
 
 // aten::len(Tensor): the length of dim 0 (a 0-d tensor has none, as in PyTorch).
 void len(SymbolicContext& ctx) {
-  if (ctx.rank(0) == 0) ctx.fail("len() of a 0-d tensor");
+  // (PyTorch raises on a 0-d tensor; a rank the example did not show is taken to be >= 1)
+  if (ctx.arg(0).has_sizes && ctx.rank(0) == 0) ctx.fail("len() of a 0-d tensor");
   ctx.out(helpers::dim_size(ctx, ctx.in(0), 0));
 }
 

@@ -72,6 +72,12 @@ Value* full_k(SymbolicContext& ctx, Value* x, int64_t axis) {
 
 // aten::sort(self, dim=-1, descending=False) / sort.stable(self, *, stable, dim=-1, descending=False)
 // -> (values, indices); argsort the same -> indices.
+// The size of dim `dim` of argument 0, for the attribute form of TopK (only
+// it needs the size at export time).
+int64_t static_k(SymbolicContext& ctx, Form form, int64_t dim) {
+  return form == Form::K_attr ? ctx.sizes(0)[static_cast<size_t>(dim)] : -1;
+}
+
 void sort(SymbolicContext& ctx, Form form, bool want_values) {
   const size_t off = ctx.num_args() >= 4 ? 1 : 0;  // the .stable overloads
   Value* x = ctx.in(0);
@@ -79,8 +85,7 @@ void sort(SymbolicContext& ctx, Form form, bool want_values) {
   if (rank == 0) ctx.fail("sorting a 0-d tensor is not supported");
   const int64_t dim = helpers::normalize_dim(ctx, ctx.num_args() > 1 + off ? ctx.i(1 + off) : -1, rank);
   const bool descending = ctx.num_args() > 2 + off && ctx.b(2 + off);
-  auto r = top_k(ctx, form, x, ctx.dtype(0), dim, full_k(ctx, x, dim), ctx.sizes(0)[static_cast<size_t>(dim)],
-                 descending);
+  auto r = top_k(ctx, form, x, ctx.dtype(0), dim, full_k(ctx, x, dim), static_k(ctx, form, dim), descending);
   if (want_values) {
     ctx.out(r.values, 0);
     ctx.out(r.indices, 1);
@@ -93,7 +98,7 @@ void sort(SymbolicContext& ctx, Form form, bool want_values) {
 void msort(SymbolicContext& ctx, Form form) {
   Value* x = ctx.in(0);
   if (ctx.rank(0) == 0) ctx.fail("sorting a 0-d tensor is not supported");
-  ctx.out(top_k(ctx, form, x, ctx.dtype(0), 0, full_k(ctx, x, 0), ctx.sizes(0)[0], false).values);
+  ctx.out(top_k(ctx, form, x, ctx.dtype(0), 0, full_k(ctx, x, 0), static_k(ctx, form, 0), false).values);
 }
 
 // An int argument as TopK's k ([1]), constant or computed.

@@ -66,6 +66,14 @@ struct Binder {
   // Returns the value that stands for `arg` inside the graph.
   Value* bind(const c10::TypePtr& type, const c10::IValue& arg, const std::string& name) {
     const auto kind = type->kind();
+    if (kind == c10::TypeKind::OptionalType && !arg.isNone())  // Optional[Tuple[Tensor, Tensor]] given a tuple
+      return bind(type->expectRef<c10::OptionalType>().getElementType(), arg, name);
+    if (kind == c10::TypeKind::UnionType) {  // Union[Tensor, List[Tensor]]: as the member the example is
+      const c10::TypePtr actual = arg.type();
+      for (const c10::TypePtr& member : type->expectRef<c10::UnionType>().containedTypes())
+        if (actual->isSubtypeOf(*member)) return bind(member, arg, name);
+      mismatch(name, type, arg);
+    }
     if (arg.isTensor()) {
       if (kind != c10::TypeKind::TensorType && kind != c10::TypeKind::AnyType &&
           !(kind == c10::TypeKind::OptionalType &&

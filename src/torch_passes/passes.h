@@ -10,7 +10,8 @@
 namespace torch2onnx::torch_side {
 
 // forward() of `module` as an inlined graph (module put in the requested training mode).
-TorchGraph inline_forward(torch::jit::Module& module, const TorchContext& ctx);
+// (args: the example args, which pick among overloads of forward())
+TorchGraph inline_forward(torch::jit::Module& module, const std::vector<c10::IValue>& args, const TorchContext& ctx);
 // Traced torch.autograd.Functions (prim::PythonOp) become the ops they ran,
 // unless ctx.keep_python_op keeps them for their `symbolic`.
 void inline_autograd_functions(TorchGraph& tg, const TorchContext& ctx);

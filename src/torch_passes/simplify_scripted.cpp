@@ -102,6 +102,32 @@ void mark_unreachable_casts(torch::jit::Block* b, torch::jit::Graph& g) {
   }
 }
 
+// `isinstance(x, T)` where x's static type decides it (torchvision's
+// `if not isinstance(rois, torch.Tensor)` on a tensor): a constant. Values
+// whose type may hold several kinds (Optional, Union, Any) stay.
+void fold_isinstance(torch::jit::Block* b, torch::jit::Graph& g) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    torch::jit::Node* n = *it;
+    ++it;
+    for (torch::jit::Block* sub : n->blocks()) fold_isinstance(sub, g);
+    if (n->kind() != c10::prim::isinstance || !n->hasAttribute(c10::attr::types)) continue;
+    const c10::TypePtr& t = n->input()->type();
+    const auto k = t->kind();
+    if (k == c10::TypeKind::OptionalType || k == c10::TypeKind::UnionType || k == c10::TypeKind::AnyType ||
+        k == c10::TypeKind::NumberType)
+      continue;
+    bool is = false, undecided = false;
+    for (const c10::TypePtr& candidate : n->tys(c10::attr::types)) {
+      is = is || t->isSubtypeOf(*candidate);
+      undecided = undecided || candidate->isSubtypeOf(*t);  // (a narrower type: the value may or may not be one)
+    }
+    if (!is && undecided) continue;
+    torch::jit::WithInsertPoint at(n);
+    n->output()->replaceAllUsesWith(g.insertConstant(is));
+    n->destroy();
+  }
+}
+
 bool certainly_raises(torch::jit::Block* b) {
   for (torch::jit::Node* n : b->nodes())
     if (n->kind() == c10::prim::RaiseException) return true;
@@ -147,6 +173,7 @@ bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   const size_t before = count_nodes(tg.graph->block());
   fold_constant_appends(tg.graph->block(), *tg.graph);
   mark_unreachable_casts(tg.graph->block(), *tg.graph);
+  fold_isinstance(tg.graph->block(), *tg.graph);
   eliminate_exceptions(*tg.graph);
   torch::jit::ConstantPropagation(tg.graph, /*ignore_custom_classes=*/true);
   // `for i in range(3)` over sizes and tuples (Swin3D's window sizes): small

@@ -116,7 +116,28 @@ class Results:
             pytest.fail(message, pytrace=False)
 
 
-def run(cases, workdir):
+def export_in_process(case, opset, out):
+    """One export through the Python API (operators whose library only a
+    Python process has loaded, e.g. torchvision's), reported as a batch line."""
+    import torch2onnx
+
+    flat = harness.flatten(case.args, numbers=case.script)
+    names = [f"i{k}" for k in range(len(flat))]
+    try:
+        torch2onnx.export(to_torchscript(case), copy.deepcopy(case.args), out, opset_version=opset,
+                          input_names=names)
+    except Exception as e:
+        return f"ERROR {e}"
+    import onnx
+
+    graph_inputs = {i.name for i in onnx.load(out, load_external_data=False).graph.input}
+    unused = [str(k) for k, n in enumerate(names) if n not in graph_inputs]
+    return "OK" + (" unused=" + ",".join(unused) if unused else "")
+
+
+def run(cases, workdir, in_process=False):
+    """Exports every case at its opsets (with the CLI's batch command, or the
+    Python API with in_process=True) and checks each model in ONNX Runtime."""
     workdir = str(workdir)
     results = Results()
     jobs, pending = [], []
@@ -148,21 +169,24 @@ def run(cases, workdir):
             pending.append((key, case, opset, out, runs))
     if not jobs:
         return results
-    job_file = os.path.join(workdir, "jobs.txt")
-    with open(job_file, "w") as f:
-        f.write("\n".join(jobs) + "\n")
-    try:  # no export may hang: a batch that does not end fails its cases
-        proc = subprocess.run([harness.CLI, "batch", job_file], capture_output=True, text=True,
-                              timeout=BATCH_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        for key, *_ in pending:
-            results.status[key] = (False, f"torch2onnx batch did not finish in {BATCH_TIMEOUT_S} s (a hang)")
-        return results
-    lines = proc.stdout.splitlines()
-    if len(lines) != len(jobs):
-        for key, *_ in pending:
-            results.status[key] = (False, f"torch2onnx batch crashed (exit {proc.returncode}): {proc.stderr[-2000:]}")
-        return results
+    if in_process:
+        lines = [export_in_process(case, opset, out) for _, case, opset, out, _ in pending]
+    else:
+        job_file = os.path.join(workdir, "jobs.txt")
+        with open(job_file, "w") as f:
+            f.write("\n".join(jobs) + "\n")
+        try:  # no export may hang: a batch that does not end fails its cases
+            proc = subprocess.run([harness.CLI, "batch", job_file], capture_output=True, text=True,
+                                  timeout=BATCH_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            for key, *_ in pending:
+                results.status[key] = (False, f"torch2onnx batch did not finish in {BATCH_TIMEOUT_S} s (a hang)")
+            return results
+        lines = proc.stdout.splitlines()
+        if len(lines) != len(jobs):
+            for key, *_ in pending:
+                results.status[key] = (False, f"torch2onnx batch crashed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+            return results
 
     for line, (key, case, opset, out, runs) in zip(lines, pending):
         if key.endswith("!"):
@@ -221,10 +245,10 @@ def compare_shapes(expected, actual):
                                  f"{e.dtype}{list(e.shape)} from PyTorch")
 
 
-def results_fixture(cases):
+def results_fixture(cases, in_process=False):
     @pytest.fixture(scope="module")
     def results(tmp_path_factory):
-        return run(cases, tmp_path_factory.mktemp("ops"))
+        return run(cases, tmp_path_factory.mktemp("ops"), in_process)
 
     return results
 

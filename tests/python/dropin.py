@@ -67,9 +67,11 @@ def _call(model, args):
         return model(*args, **kwargs)
 
 
-def _outputs(value):
-    """PyTorch's outputs as the traced graph's outputs (numbers as 0-d arrays, None dropped)."""
-    return [np.asarray(v.numpy() if isinstance(v, torch.Tensor) else v) for v in harness.flatten(value, numbers=True)]
+def _outputs(value, proto):
+    """PyTorch's outputs as the graph `proto` returns them (numbers as 0-d
+    arrays; None where it has an optional output, dropped elsewhere)."""
+    flat = harness.align_optional(harness.flatten(value, numbers=True, none=True), harness.optional_outputs(proto))
+    return [None if v is None else np.asarray(v.numpy() if isinstance(v, torch.Tensor) else v) for v in flat]
 
 
 def _run(data, flat, names):
@@ -140,7 +142,7 @@ def check(model, args, *, script=False, opset=17, more=(), theirs="same", quanti
     for run_args in (args,) + tuple(more):
         run_args = run_args if isinstance(run_args, tuple) else (run_args,)
         result = _call(model, run_args)
-        expected = [torch.from_numpy(x) for x in _outputs(result)]
+        expected = [None if x is None else torch.from_numpy(x) for x in _outputs(result, e.ours)]
         run_flat = flat_inputs(run_args, script)
         step = {"quantization_step": quantization_step and harness.quantization_steps(result, quantization_step)}
         harness.compare(expected, _run(e.ours_bytes, run_flat, names), **step)

@@ -11,7 +11,11 @@ import torch
 import torch.nn as nn
 
 import torch2onnx
-from dropin import check
+import onnx
+import onnxruntime
+
+from conftest import harness
+from dropin import TORCHSCRIPT_EXPORTER, check
 
 x23 = torch.randn(2, 3)
 
@@ -371,3 +375,141 @@ def test_tuple_with_none_out_of_branches():
     e = check(TupleWithNoneFromBranches(), (torch.ones(2, 3),), script=True, input_names=["x"],
               more=[(-torch.ones(2, 3),)], theirs="other outputs")
     assert len(e.ours.graph.output) == 1
+
+
+# ---- Optional outputs: None on some paths at run time (torch.onnx's TestOptionalOutput)
+
+
+class IfNoneInput(nn.Module):
+    def forward(self, x) -> Optional[torch.Tensor]:
+        y: Optional[torch.Tensor] = None
+        if x.size(0) > 1:
+            y = x
+        return y
+
+
+class IfNoneOutput(nn.Module):
+    def forward(self, x) -> Optional[torch.Tensor]:
+        y: Optional[torch.Tensor] = x
+        if x.size(0) > 1:
+            y = None
+        return y
+
+
+class LoopNoneInput(nn.Module):
+    def forward(self, x) -> Optional[torch.Tensor]:
+        y: Optional[torch.Tensor] = None
+        for _ in range(x.size(0)):
+            y = x
+        return y
+
+
+class LoopNoneOutput(nn.Module):
+    def forward(self, x) -> Optional[torch.Tensor]:
+        y: Optional[torch.Tensor] = x
+        for _ in range(x.size(0)):
+            y = None
+        return y
+
+
+class TupleWithOptional(nn.Module):
+    """A tensor, then an Optional set in a nested branch, then a plain tensor."""
+
+    def forward(self, x) -> Tuple[torch.Tensor, Optional[torch.Tensor], torch.Tensor]:
+        y: Optional[torch.Tensor] = None
+        if x.size(0) > 1:
+            if bool(x.sum() > 0):
+                y = x * 2
+        return x + 1, y, x - 1
+
+
+OPTIONAL_OUTPUTS = [IfNoneInput, IfNoneOutput, LoopNoneInput, LoopNoneOutput, TupleWithOptional]
+SIZES = [torch.ones(0), torch.ones(1), torch.ones(3), -torch.ones(2)]
+
+
+@pytest.mark.parametrize("x_size", [0, 1], ids=["0", "1"])
+@pytest.mark.parametrize("model", OPTIONAL_OUTPUTS, ids=lambda m: m.__name__)
+def test_optional_output(model, x_size):
+    """An ONNX optional(tensor) output, empty where PyTorch returns None, for
+    every size: the example's path decides nothing. (torch.onnx names the
+    element's dim after the input's dynamic axis; here it is unnamed unless
+    dynamic_axes names the output's.)"""
+    x = torch.ones(x_size)
+    e = check(model(), (x,), script=True, opset=16, input_names=["x"], dynamic_axes={"x": {0: "condition"}},
+              more=[(s,) for s in SIZES])
+    optional = [o.type for o in e.ours.graph.output if o.type.HasField("optional_type")]
+    assert len(optional) == 1
+    tensor = optional[0].optional_type.elem_type.tensor_type
+    assert tensor.elem_type == onnx.TensorProto.FLOAT
+    if model is not TupleWithOptional:  # (whose example never computes the Optional: rank unknown)
+        assert len(tensor.shape.dim) == 1
+
+
+def test_optional_output_dims_named():
+    e = check(IfNoneInput(), (torch.ones(2),), script=True, opset=17, input_names=["x"], output_names=["y"],
+              dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, more=[(s,) for s in SIZES])
+    tensor = e.ours.graph.output[0].type.optional_type.elem_type.tensor_type
+    assert [d.dim_param for d in tensor.shape.dim] == ["n"]
+
+
+@pytest.mark.parametrize("model", OPTIONAL_OUTPUTS, ids=lambda m: m.__name__)
+def test_optional_output_below_opset_16(model):
+    """torch.onnx exports these at opset 15 with optional outputs in If-13 or
+    Loop-13, which ONNX (and ONNX Runtime) accept only from If-16/Loop-16: its
+    model does not load. torch2onnx says which opset it needs."""
+    m = torch.jit.script(model())
+    kwargs = dict(opset_version=15, input_names=["x"], dynamic_axes={"x": {0: "condition"}})
+    with pytest.raises(torch2onnx.errors.OnnxExporterError, match="opset_version >= 16"):
+        torch2onnx.export(m, (torch.ones(1),), io.BytesIO(), **kwargs)
+    theirs = io.BytesIO()
+    with pytest.raises(Exception):  # (its export succeeds; its model is refused)
+        torch.onnx.export(m, (torch.ones(1),), theirs, **kwargs, **TORCHSCRIPT_EXPORTER)
+        onnxruntime.InferenceSession(theirs.getvalue(), providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_optional_output_verified(n):
+    """verify=True compares an empty optional output with PyTorch's None."""
+    m = torch.jit.script(IfNoneInput())
+    torch2onnx.export(m, (torch.ones(n),), io.BytesIO(), opset_version=16, verify=True, input_names=["x"],
+                      dynamic_axes={"x": [0]})
+
+
+# ---- a recurrent module scripted by itself: forward is overloaded (forward__0
+# on a tensor, forward__1 on a PackedSequence); the example's types pick one.
+
+
+@pytest.mark.parametrize("cls, kwargs, with_state", [
+    (nn.LSTM, dict(batch_first=True), False),
+    (nn.LSTM, dict(num_layers=2, bidirectional=True), True),
+    (nn.GRU, dict(batch_first=True), True),
+    (nn.RNN, dict(nonlinearity="relu"), False),
+])
+def test_recurrent_module_scripted_directly(cls, kwargs, with_state):
+    """torch.onnx refuses ("'forward' method must be a script method"); the
+    ScriptModule cannot be called from Python either, so the reference is the
+    eager module it was scripted from."""
+    torch.manual_seed(0)
+    eager = cls(3, 4, **kwargs).eval()
+    scripted = torch.jit.script(eager)
+    layers = eager.num_layers * (2 if eager.bidirectional else 1)
+
+    def example(batch, seq):
+        x = torch.randn(batch, seq, 3) if eager.batch_first else torch.randn(seq, batch, 3)
+        if not with_state:
+            return (x,)
+        h = torch.randn(layers, batch, 4)
+        return (x, (h, torch.randn(layers, batch, 4))) if cls is nn.LSTM else (x, h)
+
+    args = example(2, 5)
+    buf = io.BytesIO()
+    torch2onnx.export(scripted, args, buf, input_names=["x", "h", "c"][:len(harness.flatten(args))],
+                      dynamic_axes={"x": [0, 1]} if not with_state else None)
+    session = onnxruntime.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    for run_args in [args] + ([example(3, 7)] if not with_state else []):
+        feeds = {i.name: t.numpy() for i, t in zip(session.get_inputs(), harness.flatten(run_args))}
+        with torch.no_grad():
+            expected = harness.flatten(eager(*run_args))
+        harness.compare(expected, session.run(None, feeds))
+    with pytest.raises(Exception):
+        torch.onnx.export(scripted, args, io.BytesIO(), **TORCHSCRIPT_EXPORTER)

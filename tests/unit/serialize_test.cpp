@@ -9,6 +9,7 @@
 #include "ir/model.h"
 #include "torch2onnx/options.h"
 #include "serialize/check.h"
+#include "serialize/infer_node.h"
 #include "serialize/to_proto.h"
 #include "serialize/writer.h"
 
@@ -104,6 +105,37 @@ TEST(Serialize, CheckerRejectsBrokenModels) {
   ir::Node* bad = g.create_node("Relu", {g.inputs()[0], g.inputs()[0]}, 1);  // Relu takes one input
   g.add_output(bad->output(0));
   EXPECT_THROW(serialize::check_and_infer(m), Error);
+}
+
+// Values the converter left without a shape get ONNX's inference on demand,
+// through their producers; constant inputs (axes, shapes) are shown to it.
+TEST(InferValueType, FollowsProducersAndReadsConstants) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", ir::ValueType::tensor(ir::DType::Float, {2, 3, 4}));
+  ir::Node* t = g.create_node("Transpose", {x}, 1, {{"perm", std::vector<int64_t>{2, 0, 1}}});
+  t->output(0)->set_type(ir::ValueType::tensor(ir::DType::Float));
+  ir::Value* shape = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_doubles(ir::DType::Int64, {4, -1}, {2})}})
+                         ->output(0);
+  shape->set_type(ir::ValueType::tensor(ir::DType::Int64, {2}));
+  ir::Node* r = g.create_node("Reshape", {t->output(0), shape}, 1);
+  r->output(0)->set_type(ir::ValueType::tensor(ir::DType::Float));
+  ASSERT_TRUE(serialize::infer_value_type(r->output(0), 13));
+  EXPECT_EQ(r->output(0)->type().static_dims(), (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(t->output(0)->type().static_dims(), (std::vector<int64_t>{4, 2, 3}));
+  // Unique's output is 1-D of a size only known at run time: the rank, not the size.
+  ir::Node* u = g.create_node("Unique", {x}, 1);
+  u->output(0)->set_type(ir::ValueType::tensor(ir::DType::Float));
+  ASSERT_TRUE(serialize::infer_value_type(u->output(0), 13));
+  EXPECT_EQ(u->output(0)->type().rank(), 1);
+  EXPECT_FALSE(u->output(0)->type().fully_static());
+}
+
+TEST(InferValueType, UnknownInputsLeaveTheTypeUnknown) {
+  ir::Graph g;
+  ir::Value* x = g.add_input("x", ir::ValueType::tensor(ir::DType::Undefined));
+  ir::Node* n = g.create_node("Relu", {x}, 1);
+  EXPECT_FALSE(serialize::infer_value_type(n->output(0), 13));
+  EXPECT_FALSE(n->output(0)->type().has_shape);
 }
 
 }  // namespace

@@ -33,15 +33,21 @@ struct Dim {
 };
 
 struct ValueType {
-  enum class Kind { Tensor, Sequence };
+  // Optional: a tensor or nothing (ONNX optional(tensor), opset 15+); dtype
+  // and shape are the tensor's.
+  enum class Kind { Tensor, Sequence, Optional };
   Kind kind = Kind::Tensor;
   DType dtype = DType::Undefined;  // element dtype (of the tensors, for a sequence)
-  bool has_shape = false;          // rank known
+  bool has_shape = false;          // rank known (of the tensor, for an optional)
   std::vector<Dim> shape;
 
   static ValueType tensor(DType dt) { return ValueType{Kind::Tensor, dt, false, {}}; }
   static ValueType tensor(DType dt, const std::vector<int64_t>& dims);
   static ValueType sequence(DType dt) { return ValueType{Kind::Sequence, dt, false, {}}; }
+  static ValueType optional(ValueType element) {
+    element.kind = Kind::Optional;
+    return element;
+  }
   int64_t rank() const { return has_shape ? static_cast<int64_t>(shape.size()) : -1; }
   bool fully_static() const;
   std::vector<int64_t> static_dims() const;  // -1 for non-static dims
@@ -128,7 +134,7 @@ class Value {
   std::shared_ptr<const Quantization> quantization_;
 };
 
-enum class AttrKind { Float, Int, String, Tensor, Graph, Floats, Ints, Strings };
+enum class AttrKind { Float, Int, String, Tensor, Graph, Floats, Ints, Strings, Type };
 
 struct Attribute {
   std::string name;
@@ -141,6 +147,7 @@ struct Attribute {
   std::vector<double> floats;
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
+  ValueType type;  // an ONNX TypeProto attribute (Optional's `type`)
 
   Attribute() = default;
   Attribute(std::string n, int v) : name(std::move(n)), kind(AttrKind::Int), i(v) {}
@@ -160,6 +167,7 @@ struct Attribute {
       : name(std::move(n)), kind(AttrKind::Tensor), t(std::make_shared<Tensor>(std::move(v))) {}
   Attribute(std::string n, std::shared_ptr<ir::Graph> v)
       : name(std::move(n)), kind(AttrKind::Graph), g(std::move(v)) {}
+  Attribute(std::string n, ValueType v) : name(std::move(n)), kind(AttrKind::Type), type(std::move(v)) {}
 };
 
 using Attributes = std::vector<Attribute>;

@@ -168,6 +168,8 @@ class SymbolicContext {
 
   std::string kind_;
   std::vector<Arg> args_;
+  // Static shapes ONNX's inference found for arguments the example never computed.
+  mutable std::map<size_t, std::vector<int64_t>> inferred_sizes_;
   std::vector<OutputInfo> outputs_info_;
   std::vector<OutputSlot> results_;
   ir::Graph* graph_;

@@ -1,0 +1,93 @@
+"""torchvision's detection operators (src/symbolics/torchvision.cpp): nms,
+roi_align, roi_pool. Their library is loaded by `import torchvision`, so the
+cases export through the Python API in this process (the CLI would need
+torchvision's library loaded to read the archives)."""
+import os
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+
+torchvision = pytest.importorskip("torchvision")
+pytest.importorskip("torch2onnx")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import optest  # noqa: E402
+from optest import Case  # noqa: E402
+
+torch.manual_seed(0)
+
+
+def boxes(n, size=20.0):
+    """n boxes (x1, y1, x2, y2) inside a size x size image, overlapping often."""
+    xy = torch.rand(n, 2) * size * 0.7
+    wh = torch.rand(n, 2) * size * 0.3 + 1.0
+    return torch.cat([xy, xy + wh], 1)
+
+
+def scores(n):
+    return torch.randperm(n).float() / n + torch.rand(n) * 0.01  # no ties: nms keeps by decreasing score
+
+
+def rois(n, batch, size):
+    return torch.cat([torch.randint(0, batch, (n, 1)).float(), boxes(n, size)], 1)
+
+
+class Nms(nn.Module):
+    def __init__(self, iou):
+        super().__init__()
+        self.iou = iou
+
+    def forward(self, b, s):
+        return torchvision.ops.nms(b, s, self.iou)
+
+
+class BatchedNms(nn.Module):
+    def forward(self, b, s, idxs):
+        return torchvision.ops.batched_nms(b, s, idxs, 0.5)
+
+
+class RoiAlign(nn.Module):
+    def __init__(self, scale, sampling, aligned):
+        super().__init__()
+        self.scale, self.sampling, self.aligned = scale, sampling, aligned
+
+    def forward(self, x, r):
+        return torchvision.ops.roi_align(x, r, (3, 4), self.scale, self.sampling, self.aligned)
+
+
+class RoiPool(nn.Module):
+    def forward(self, x, r):
+        return torchvision.ops.roi_pool(x, r, (3, 3), 0.5)
+
+
+class RoiAlignBoxList(nn.Module):
+    """Boxes given per image (a list of [K_i, 4] tensors), as detection heads do."""
+
+    def forward(self, x, b0, b1):
+        return torchvision.ops.roi_align(x, [b0, b1], 2, 1.0, 2)
+
+
+x = torch.randn(2, 3, 12, 12)
+NMS_OPSETS = (10, 11, 13, 17)
+ALIGN_OPSETS = (10, 11, 13, 16, 17)
+
+CASES = [
+    Case("nms", Nms(0.5), (boxes(30), scores(30)), opsets=NMS_OPSETS, error_below={9: "opset 10"}),
+    Case("nms_strict", Nms(0.2), (boxes(30), scores(30)), opsets=(10, 17)),
+    Case("nms_scripted", Nms(0.5), (boxes(30), scores(30)), opsets=NMS_OPSETS, script=True),
+    Case("nms_double", Nms(0.5), (boxes(20).double(), scores(20).double()), opsets=(10, 17)),
+    Case("batched_nms", BatchedNms(), (boxes(30), scores(30), torch.randint(0, 3, (30,))), opsets=(11, 13, 17)),
+    Case("roi_align", RoiAlign(0.5, -1, False), (x, rois(5, 2, 24.0)), opsets=ALIGN_OPSETS),
+    Case("roi_align_sampling", RoiAlign(1.0, 2, False), (x, rois(5, 2, 12.0)), opsets=ALIGN_OPSETS),
+    Case("roi_align_aligned", RoiAlign(0.5, 2, True), (x, rois(5, 2, 24.0)), opsets=(16, 17),
+         error_below={10: "opset 16", 15: "opset 16"}),
+    Case("roi_align_aligned_scripted", RoiAlign(0.5, -1, True), (x, rois(5, 2, 24.0)), opsets=(16, 17),
+         script=True),
+    Case("roi_align_box_list", RoiAlignBoxList(), (x, boxes(3, 12.0), boxes(2, 12.0)), opsets=(11, 17)),
+    Case("roi_pool", RoiPool(), (x, rois(5, 2, 24.0))),
+    Case("roi_pool_scripted", RoiPool(), (x, rois(4, 2, 24.0)), script=True, opsets=(9, 17)),
+]
+
+results = optest.results_fixture(CASES, in_process=True)
+test_case = optest.case_test(CASES)
