@@ -1,5 +1,7 @@
 #include "frontend/load.h"
 
+#include "frontend/pt2/program.h"
+
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
@@ -222,6 +224,10 @@ torch::jit::Module load_archive(const std::string& path, bool for_one_export, st
     throw;
   } catch (const std::exception& e) {
     std::string msg = first_line(e.what());
+    if (pt2::is_pt2_archive(path))
+      throw Error(Error::Kind::Load, "'" + path + "' is a torch.export program (.pt2); this torch2onnx exports "
+                                     "TorchScript archives (torch.jit.save) only so far. `torch2onnx check " + path +
+                                     "` reads the program and lists its operators that have no conversion");
     if (msg.find("constants.pkl") != std::string::npos || msg.find("code/") != std::string::npos ||
         msg.find("file not found") != std::string::npos)
       throw Error(Error::Kind::Load, "'" + path +

@@ -1,5 +1,7 @@
-"""Fuzzes the torch2onnx CLI: mutated TorchScript archives and mutated
-argument lists, all run through `torch2onnx batch` (one process per chunk).
+"""Fuzzes the torch2onnx CLI: mutated TorchScript archives, mutated .pt2
+programs (torch.export, read by `check`; where this torch has torch.export)
+and mutated argument lists, all run through `torch2onnx batch` (one process
+per chunk).
 (One class of input is left out: see KNOWN in mutate_archive.)
 Every job must end in "OK" or a clean "ERROR <code> <message>": no crash, no
 hang, no sanitizer report, no output file left by a failed export, and every
@@ -16,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 import zipfile
 
 import onnx
@@ -61,6 +64,63 @@ def seeds(work):
     # The zip64 form of an archive (as past 4 GiB): mutated bytes reach the zip64 reader.
     harness.as_zip64(os.path.join(work, "small.pt"), os.path.join(work, "small64.pt"))
     return [("small.pt", "small_args.pt"), ("branchy.pt", "branchy_args.pt"), ("small64.pt", "small_args.pt")]
+
+
+class Dynamic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        z = self.fc(torch.relu(self.conv(x)).mean((2, 3)))
+        return z * x.shape[0] + y[: x.shape[0]].sum(), torch.cond(y.sum() > 0, lambda a: a + 1, lambda a: a - 1, (y,))
+
+
+def program_seeds(work):
+    """.pt2 programs (torch.export.save) to mutate; none where torch has no torch.export."""
+    if not hasattr(torch, "export") or not hasattr(torch, "cond"):
+        return []
+    torch.manual_seed(0)
+    batch = torch.export.Dim("batch", min=2, max=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ep = torch.export.export(Dynamic().eval(), (torch.randn(2, 3, 8, 8), torch.randn(8)),
+                                 dynamic_shapes={"x": {0: batch}, "y": None})
+        torch.export.save(ep, os.path.join(work, "dynamic.pt2"))
+    return ["dynamic.pt2"]
+
+
+JSON_TOKENS = ["null", "[]", "{}", "0", "-1", "7", "8", "99999999999999999999", "1e308", '"x"', "true",
+               '"as_tensor"', '"as_int"', '"as_ints"', '"as_graph"', '"as_expr"', '"as_sym_int"', '"as_name"',
+               '"nodes"', '"name"', '"schema_version"', '{"as_none": true}']
+
+
+def mutate_json(rng, data):
+    """A change of JSON values or keys in a program's JSON (the JSON often stays valid)."""
+    text = data.decode("utf-8", "replace")
+    tokens = re.findall(r'"[A-Za-z_]+"|-?\d+|null|true|false', text)
+    for _ in range(rng.randint(1, 4)):
+        if tokens:
+            tok = rng.choice(tokens)
+            text = text.replace(tok, rng.choice(JSON_TOKENS), rng.randint(1, 3))
+    return text.encode("utf-8")
+
+
+def mutate_program(rng, data):
+    """A mutated .pt2: the zip-level mutations, or JSON-level ones in a program's JSON."""
+    if rng.randrange(2):
+        return mutate_archive(rng, data)
+    src = zipfile.ZipFile(io.BytesIO(data))
+    names = src.namelist()
+    jsons = [n for n in names if n.endswith(".json")]
+    victim = rng.choice(jsons)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for name in names:
+            content = src.read(name)
+            dst.writestr(name, mutate_json(rng, content) if name == victim else content)
+    return out.getvalue()
 
 
 def flip_bytes(rng, data, n):
@@ -229,6 +289,7 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--archives", type=int, default=1000)
     ap.add_argument("--argv", type=int, default=1000)
+    ap.add_argument("--programs", type=int, default=1000, help="mutated .pt2 programs (torch.export only)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=900, help="seconds per batch of 100 jobs")
     ap.add_argument("--keep", help="keep the work directory (inputs of the jobs) here")
@@ -250,13 +311,21 @@ def main():
             with open(os.path.join(work, name), "wb") as fh:
                 fh.write(data)
             jobs.append(["export", name, "--args", args, "-o", "OUT"])
+        programs = program_seeds(work)
+        for i in range(a.programs if programs else 0):
+            with open(os.path.join(work, programs[i % len(programs)]), "rb") as fh:
+                data = mutate_program(rng, fh.read())
+            name = f"p_{i}.pt2"
+            with open(os.path.join(work, name), "wb") as fh:
+                fh.write(data)
+            jobs.append(["check", name])
         bases = base_commands(work)
         for i in range(a.argv):
             jobs.append(mutate_argv(rng, bases[i % len(bases)]))
         stats = {}
         problems = run_jobs(os.path.abspath(a.cli), work, jobs, a.timeout, env, stats)
-        print(f"{len(jobs)} jobs ({a.archives} mutated archives, {a.argv} mutated argument lists): "
-              f"{len(problems)} problems")
+        print(f"{len(jobs)} jobs ({a.archives} mutated archives, {a.programs if programs else 0} mutated .pt2 "
+              f"programs, {a.argv} mutated argument lists): {len(problems)} problems")
         known = stats.get("in_process_only", [])
         if known:
             print(f"  {len(known)} crashed a batch process after earlier corrupt archives but ran cleanly alone "

@@ -139,9 +139,12 @@ const char* usage_text() {
 Usage:
   torch2onnx export MODEL.pt -o OUT.onnx [inputs] [options]
   torch2onnx check MODEL.pt [inputs] [--opset N]
+  torch2onnx check MODEL.pt2 [--opset N]
                                   list every operator that cannot be converted (with
                                   counts, module paths, source lines and the lowest
-                                  opset that would); exit 1 if there is one
+                                  opset that would); exit 1 if there is one. A .pt2
+                                  (torch.export) program needs no inputs: its
+                                  metadata has the shapes
   torch2onnx ops [--opset N] [--markdown]
   torch2onnx batch FILE           run many commands in one process: each line of FILE
                                   holds the arguments of one export command (or a
@@ -265,7 +268,8 @@ Command parse(const std::vector<std::string>& argv) {
     if (c.model.empty()) usage_error(c.name + " needs a model file (MODEL.pt)");
     if (c.name == "export" && c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");
     if (!c.args_file.empty() && !c.inputs.empty()) usage_error("give example inputs with --args or with --input, not both");
-    if (c.args_file.empty() && c.inputs.empty())
+    const bool program = c.name == "check" && c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0;
+    if (c.args_file.empty() && c.inputs.empty() && !program)  // (a .pt2 program's metadata has the shapes)
       usage_error(c.name + " needs example inputs: --args FILE.pt or one --input per forward() argument");
   }
   return c;

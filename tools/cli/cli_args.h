@@ -24,4 +24,8 @@ Command parse(const std::vector<std::string>& argv);
 
 const char* usage_text();
 
+// `check MODEL.pt2` (check_pt2.cpp): the program's inputs, outputs and
+// operators; exit status 1 when an operator has no symbolic.
+int run_check_pt2(const Command& c);
+
 }  // namespace torch2onnx::cli

@@ -13,6 +13,7 @@
 #include "process_memory.h"
 #include "progress.h"
 #include "frontend/load.h"
+#include "frontend/pt2/program.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/torch2onnx.h"
 
@@ -60,6 +61,8 @@ std::vector<c10::IValue> example_args(const torch2onnx::cli::Command& c);
 
 // `torch2onnx check MODEL.pt ...`: every operator that cannot be converted.
 int run_check(const torch2onnx::cli::Command& c) {
+  const bool pt2_name = c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0;
+  if (pt2_name || torch2onnx::frontend::pt2::is_pt2_archive(c.model)) return torch2onnx::cli::run_check_pt2(c);
   const int opset = c.options.opset_version;
   auto module = torch2onnx::load_archive(c.model);
   const auto ops = torch2onnx::unconvertible_ops(module, example_args(c), opset);

@@ -1,0 +1,126 @@
+// A torch.export program read from a .pt2 archive (PyTorch's "PT2 Archive
+// Spec"; the program in its export schema, major version 8): the graph, its
+// signature, tensor metadata with symbolic sizes, and where each weight's
+// bytes are. Plain C++ and JSON (no LibTorch, no Python).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "torch2onnx/ir/dtype.h"
+
+namespace torch2onnx::frontend::pt2 {
+
+// A size: a number, or a symbolic expression ("s77", "2*s77") with the
+// example's value as its hint.
+struct SymInt {
+  std::optional<int64_t> value;
+  std::string expr;
+  std::optional<int64_t> hint;
+};
+
+struct TensorMeta {
+  ir::DType dtype = ir::DType::Undefined;
+  std::string dtype_name;  // the schema's name, for messages ("COMPLEXFLOAT")
+  std::vector<SymInt> sizes;
+};
+
+struct Graph;
+
+// One argument or output (the schema's Argument union): `kind` is its tag
+// ("as_tensor", "as_int", "as_ints", "as_sym_int", "as_none", ...).
+struct Argument {
+  std::string kind;
+  std::vector<std::string> names;  // tensors / symbolic ints by name (None elements: "")
+  std::vector<int64_t> ints;       // as_int(s), as_sym_int(s) given as numbers, as_bool(s), scalar types...
+  std::vector<double> floats;
+  std::vector<std::string> strings;
+  std::shared_ptr<Graph> graph;    // as_graph (higher-order operators' bodies)
+};
+
+struct NamedArgument {
+  std::string name;
+  Argument arg;
+  int kind = 0;  // positional (1) or keyword (2)
+};
+
+struct Node {
+  std::string target;  // "torch.ops.aten.conv2d.default", "_operator.mul", "torch.ops.higher_order.cond"
+  std::vector<NamedArgument> inputs;
+  std::vector<Argument> outputs;
+  std::string stack_trace;     // metadata: where the user's code made it
+  std::string nn_module_stack; // metadata: the module path, as torch.export records it
+  // "aten::conv2d" and "default" for torch.ops.<ns>.<op>.<overload> targets; empty otherwise.
+  std::string op, overload;
+};
+
+struct Graph {
+  std::vector<Argument> inputs, outputs;
+  std::vector<Node> nodes;
+  std::map<std::string, TensorMeta> tensor_values;
+  std::map<std::string, SymInt> sym_int_values;
+};
+
+// What each graph input and output is (the graph signature).
+struct InputSpec {
+  enum class Kind { UserInput, Parameter, Buffer, Constant, CustomObject, Token, Other };
+  Kind kind = Kind::Other;
+  std::string arg;     // the placeholder's name
+  std::string target;  // parameter / buffer / constant name in the state dict
+  bool persistent = true;
+};
+struct OutputSpec {
+  enum class Kind { UserOutput, BufferMutation, UserInputMutation, LossOutput, Token, Other };
+  Kind kind = Kind::Other;
+  std::string arg;
+  std::string target;
+};
+
+// A stored weight or constant: its bytes in the archive.
+struct StoredTensor {
+  std::string entry;  // zip entry name
+  TensorMeta meta;
+  bool is_param = false;
+  bool pickled = false;  // stored with torch.save: not readable without LibTorch's unpickler
+};
+
+struct Program {
+  int schema_major = 0, schema_minor = 0;
+  std::string torch_version;  // "" where the archive does not say
+  std::string archive_path, model_name;
+  Graph graph;
+  std::vector<InputSpec> input_specs;
+  std::vector<OutputSpec> output_specs;
+  struct Range {
+    std::optional<int64_t> min, max;  // none: unbounded
+  };
+  std::map<std::string, Range> range_constraints;
+  std::map<std::string, StoredTensor> weights, constants;
+};
+
+// Where a node came from: the module path (from nn_module_stack, "" for the
+// top module) and the first frame of its stack trace ("model.py:12").
+std::string module_path(const Node& n);
+std::string user_source(const Node& n);
+// A symbolic size as text: sympy's Symbol('s77', ...) as s77.
+std::string readable_expr(const std::string& expr);
+
+// The schema majors this reader knows: torch 2.9 to 2.14 write 8.x.
+constexpr int kSchemaMajor = 8;
+
+// Whether `path` is a .pt2 archive (a zip holding <name>/archive_format = "pt2").
+bool is_pt2_archive(const std::string& path);
+
+// Reads the program `model` ("" = the archive's only one). Throws
+// torch2onnx::Error (Load) naming what is wrong: not a zip, not a .pt2, a
+// schema version or layout this reader does not know, malformed JSON.
+Program read_program(const std::string& path, const std::string& model = "");
+
+// The program of a model JSON text (the archive's models/<name>.json).
+Program parse_program(const std::string& json_text, const std::string& what);
+
+}  // namespace torch2onnx::frontend::pt2

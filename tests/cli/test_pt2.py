@@ -1,0 +1,153 @@
+"""torch.export programs (.pt2) at the command line: `check` reads them in
+C++ (no Python, no example inputs) and reports their interface and which
+operators have no symbolic; broken or unknown archives get clear errors.
+(Exporting .pt2 programs is issue 18's next step.)"""
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not hasattr(torch, "export") or not hasattr(torch.export, "save"),
+                                reason="this torch has no torch.export")
+
+
+class Inverse(nn.Module):
+    def forward(self, x):
+        return torch.linalg.inv(x @ x.transpose(-1, -2) + torch.eye(x.shape[-1]))  # INVERSE_LINE
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x))).mean((2, 3))
+        return self.fc(y) * x.shape[0]
+
+
+class WithInverse(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = Inverse()
+
+    def forward(self, x):
+        return self.head(x) + 1
+
+
+def save_program(module, args, path, dynamic_shapes=None):
+    ep = torch.export.export(module.eval(), args, dynamic_shapes=dynamic_shapes)
+    torch.export.save(ep, str(path))
+    return str(path)
+
+
+def run(*argv):
+    return subprocess.run([harness.CLI, *argv], capture_output=True, text=True)
+
+
+def rewrite(src, dst, change):
+    """A copy of zip `src` with change(name, bytes) -> bytes or None (entry dropped)."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for name in zin.namelist():
+            data = change(name, zin.read(name))
+            if data is not None:
+                zout.writestr(name, data)
+    return str(dst)
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory):
+    batch = torch.export.Dim("batch", min=1, max=64)
+    return save_program(Net(), (torch.randn(2, 3, 16, 16),), tmp_path_factory.mktemp("pt2") / "net.pt2",
+                        dynamic_shapes={"x": {0: batch}})
+
+
+def test_check_reads_the_program(net):
+    r = run("check", net)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith(f"{net}: torch.export program 'model', export schema 8.")
+    assert f"torch {torch.__version__}" in lines[0]
+    sym = next(line for line in lines if line.strip().startswith("input x:")).split("[")[1].split(",")[0]
+    assert "  input x: float32[%s, 3, 16, 16]" % sym in lines
+    assert f"  {sym} in [1, 64]" in lines
+    assert any(line.startswith("  output ") and line.endswith(f"float32[{sym}, 4]") for line in lines)
+    assert "  6 parameters, 3 buffers, 0 constants" in lines
+
+
+def test_check_names_operators_without_a_symbolic(tmp_path):
+    path = save_program(WithInverse(), (torch.randn(3, 3),), tmp_path / "inv.pt2")
+    r = run("check", path, "--opset", "13")
+    assert r.returncode == 1, r.stdout + r.stderr
+    line = next(n for n, text in enumerate(open(__file__).read().splitlines(), 1) if "# INVERSE_LINE" in text)
+    assert "cannot be converted at opset 13" in r.stdout
+    assert "  aten::linalg_inv x1" in r.stdout
+    assert f"      head ({os.path.abspath(__file__)}:{line})" in r.stdout
+
+
+def test_export_of_a_program_says_what_works(net, tmp_path):
+    out = tmp_path / "net.onnx"
+    r = run("export", net, "-o", str(out), "--input", "2x3x16x16")
+    assert r.returncode == 1
+    assert "is a torch.export program (.pt2)" in r.stderr and "torch2onnx check" in r.stderr
+    assert not out.exists()
+
+
+def edit_json(name_part, fn):
+    def change(name, data):
+        if name.endswith(name_part):
+            return fn(data)
+        return data
+    return change
+
+
+@pytest.mark.parametrize("case, change, message", [
+    ("schema_7", edit_json("models/model.json", lambda d: json.dumps(
+        dict(json.loads(d), schema_version={"major": 7, "minor": 3})).encode()),
+     "is in export schema 7.3 (written by torch "),
+    ("bad_json", edit_json("models/model.json", lambda d: d[: len(d) // 2]), "it is not valid JSON"),
+    ("field_type", edit_json("models/model.json", lambda d: d.replace(b'"nodes": [', b'"nodes": 7, "x": [', 1)),
+     "field 'graph.nodes' is not a list"),
+    ("no_weight", lambda name, d: None if name.endswith("weights/weight_0") else d, "is missing"),
+    ("no_program", lambda name, d: None if "/models/" in name else d, "it holds no program"),
+    ("big_endian", edit_json("byteorder", lambda d: b"big"), "stored big-endian"),
+])
+def test_broken_programs_are_clear_errors(net, tmp_path, case, change, message):
+    path = rewrite(net, tmp_path / f"{case}.pt2", change)
+    r = run("check", path)
+    assert r.returncode == 1, r.stdout
+    assert message in r.stderr, r.stderr
+    assert "internal error" not in r.stderr
+
+
+def test_schema_major_message_names_the_supported_versions(net, tmp_path):
+    path = rewrite(net, tmp_path / "s9.pt2", edit_json("models/model.json", lambda d: json.dumps(
+        dict(json.loads(d), schema_version={"major": 9, "minor": 0})).encode()))
+    r = run("check", path)
+    assert "torch2onnx reads schema 8.x, which torch 2.9 to 2.14 write" in r.stderr
+
+
+def test_old_layout_and_non_archives(tmp_path):
+    old = tmp_path / "old.pt2"
+    with zipfile.ZipFile(old, "w") as z:
+        z.writestr("old/serialized_exported_program.json", "{}")
+        z.writestr("old/serialized_state_dict.pt", b"")
+    r = run("check", str(old))
+    assert r.returncode == 1 and "layout torch 2.5 and older wrote" in r.stderr
+    junk = tmp_path / "junk.pt2"
+    junk.write_bytes(b"not a zip at all" * 10)
+    r = run("check", str(junk))
+    assert r.returncode == 1 and "it is not a zip archive" in r.stderr
+    r = run("check", str(tmp_path / "missing.pt2"))
+    assert r.returncode == 1 and "cannot be opened" in r.stderr

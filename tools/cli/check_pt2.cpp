@@ -1,0 +1,104 @@
+// `torch2onnx check MODEL.pt2`: reads a torch.export program (no Python, no
+// example inputs: shapes come from its metadata) and lists what it holds and
+// which of its operators have no symbolic in the registry at the opset.
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cli_args.h"
+#include "frontend/pt2/program.h"
+#include "torch2onnx/symbolic/registry.h"
+
+namespace torch2onnx::cli {
+namespace {
+
+namespace pt2 = frontend::pt2;
+
+std::string dims(const pt2::TensorMeta& m) {
+  std::string s = std::string(m.dtype == ir::DType::Undefined ? m.dtype_name.c_str() : ir::dtype_name(m.dtype)) + "[";
+  for (size_t i = 0; i < m.sizes.size(); ++i)
+    s += (i ? ", " : "") + (m.sizes[i].value ? std::to_string(*m.sizes[i].value) : pt2::readable_expr(m.sizes[i].expr));
+  return s + "]";
+}
+
+// Operators that are not torch.ops overloads: SymInt arithmetic
+// (_operator.mul), getitem, higher-order operators. The .pt2 converter's
+// own, not the registry's.
+bool structural(const pt2::Node& n) {
+  static const std::set<std::string> sizes{"aten::sym_size",    "aten::sym_numel",         "aten::sym_stride",
+                                           "aten::sym_storage_offset", "aten::_assert_scalar",
+                                           "aten::sym_constrain_range_for_size", "aten::_assert_tensor_metadata"};
+  return n.op.empty() || n.op.rfind("higher_order::", 0) == 0 || sizes.count(n.op);
+}
+
+void count_ops(const pt2::Graph& g, std::map<std::string, std::vector<const pt2::Node*>>& ops) {
+  for (const pt2::Node& n : g.nodes) {
+    ops[structural(n) ? n.target : n.op].push_back(&n);
+    for (const auto& in : n.inputs)
+      if (in.arg.graph) count_ops(*in.arg.graph, ops);
+  }
+}
+
+}  // namespace
+
+int run_check_pt2(const Command& c) {
+  const int opset = c.options.opset_version;
+  const pt2::Program p = pt2::read_program(c.model);
+  std::cout << c.model << ": torch.export program '" << p.model_name << "', export schema " << p.schema_major << "."
+            << p.schema_minor << (p.torch_version.empty() ? "" : ", saved by torch " + p.torch_version) << "\n";
+  size_t params = 0, buffers = 0, constants = 0;
+  for (const pt2::InputSpec& s : p.input_specs) {
+    if (s.kind == pt2::InputSpec::Kind::UserInput) {
+      auto it = p.graph.tensor_values.find(s.arg);
+      std::cout << "  input " << s.arg << ": " << (it == p.graph.tensor_values.end() ? "(not a tensor)" : dims(it->second))
+                << "\n";
+    }
+    params += s.kind == pt2::InputSpec::Kind::Parameter;
+    buffers += s.kind == pt2::InputSpec::Kind::Buffer;
+    constants += s.kind == pt2::InputSpec::Kind::Constant;
+  }
+  for (const auto& [sym, range] : p.range_constraints)
+    std::cout << "  " << sym << " in [" << (range.min ? std::to_string(*range.min) : "-inf") << ", "
+              << (range.max ? std::to_string(*range.max) : "inf") << "]\n";
+  for (const pt2::OutputSpec& s : p.output_specs)
+    if (s.kind == pt2::OutputSpec::Kind::UserOutput) {
+      auto it = p.graph.tensor_values.find(s.arg);
+      std::cout << "  output " << s.arg << ": "
+                << (it == p.graph.tensor_values.end() ? "(not a tensor)" : dims(it->second)) << "\n";
+    }
+  std::cout << "  " << params << " parameters, " << buffers << " buffers, " << constants << " constants\n";
+
+  std::map<std::string, std::vector<const pt2::Node*>> ops;
+  count_ops(p.graph, ops);
+  const Registry& reg = user_registry();
+  std::vector<std::string> missing, own;
+  for (const auto& [op, nodes] : ops) {
+    if (structural(*nodes.front())) own.push_back(op);
+    else if (!reg.find(op, opset)) missing.push_back(op);
+  }
+  std::cout << "  " << ops.size() << " operators, " << (ops.size() - missing.size() - own.size())
+            << " with a symbolic at opset " << opset << "\n";
+  if (!own.empty()) {
+    std::cout << "  converted by the .pt2 frontend itself (not yet available):";
+    for (const auto& o : own) std::cout << " " << o;
+    std::cout << "\n";
+  }
+  if (missing.empty()) return 0;
+  std::cout << missing.size() << " operator" << (missing.size() == 1 ? "" : "s") << " of " << c.model
+            << " cannot be converted at opset " << opset << ":\n";
+  for (const auto& op : missing) {
+    const auto& nodes = ops[op];
+    std::cout << "  " << op << " x" << nodes.size();
+    if (auto first = reg.first_opset(op)) std::cout << " (supported from opset " << *first << ")";
+    std::cout << "\n";
+    std::set<std::string> seen;
+    for (const pt2::Node* n : nodes) {
+      const std::string where = (pt2::module_path(*n).empty() ? "<top module>" : pt2::module_path(*n)) +
+                                (pt2::user_source(*n).empty() ? "" : " (" + pt2::user_source(*n) + ")");
+      if (seen.insert(where).second) std::cout << "      " << where << "\n";
+    }
+  }
+  return 1;
+}
+
+}  // namespace torch2onnx::cli
