@@ -127,6 +127,10 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
   return convert::find_unsupported(tg, user_registry(), opset);
 }
 
+void write_program(ir::Model& model, const std::string& path, const ExportOptions& options) {
+  write_file(model, path, options);
+}
+
 }  // namespace api
 
 void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
@@ -159,6 +163,11 @@ void export_archive(const std::string& archive, const std::vector<c10::IValue>& 
     records->wait();
     if (std::getenv("T2O_TIMING")) print_stage("record CRC wait", t0);
   });
+}
+
+void export_program(const std::string& program, const std::string& path, const ExportOptions& options) {
+  ir::Model model = export_program_ir(program, options, user_registry());
+  api::write_program(model, path, options);
 }
 
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,

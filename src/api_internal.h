@@ -29,4 +29,7 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
                                                    const ExportHooks& hooks,
                                                    std::shared_ptr<torch::jit::Graph>* graph = nullptr);
 
+// Writes an exported model to `path` (external data as the options say).
+void write_program(ir::Model& model, const std::string& path, const ExportOptions& options);
+
 }  // namespace torch2onnx::api

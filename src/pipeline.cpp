@@ -5,6 +5,9 @@
 //   serialize (serialize/)
 #include "pipeline.h"
 
+#include "convert/program.h"
+#include "frontend/pt2/program.h"
+
 #include <chrono>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -192,6 +195,22 @@ ir::Model export_ir(torch::jit::Module module, const std::vector<c10::IValue>& a
 ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10::IValue>& args,
                               const ExportOptions& options, const Registry& registry, const ExportHooks& hooks) {
   return run_export(module, args, options, registry, hooks, /*consume=*/true);
+}
+
+ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& options, const Registry& registry) {
+  validate(options);
+  StageTimer timer;
+  if (options.progress) options.progress("loading", 0.0);
+  const frontend::pt2::Program program = frontend::pt2::read_program(pt2_path);
+  timer.done("read_program");
+  if (options.progress) options.progress("converting", 0.0);
+  ir::Model model = convert::convert_program(program, registry, options);
+  timer.done("convert");
+  onnx_passes::PassContext pass_ctx{options};
+  run_onnx_passes(model, pass_ctx, timer);
+  model.producer_version = version();
+  if (options.verbose) ir::print_model(options.verbose_stream ? *options.verbose_stream : std::cout, model);
+  return model;
 }
 
 namespace {

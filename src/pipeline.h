@@ -37,4 +37,9 @@ ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10:
                               const ExportOptions& options, const Registry& registry = user_registry(),
                               const ExportHooks& hooks = {});
 
+// A torch.export program (.pt2): read, converted by the .pt2 frontend, then
+// the same ONNX passes and checker.
+ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& options,
+                            const Registry& registry = user_registry());
+
 }  // namespace torch2onnx

@@ -31,6 +31,11 @@ void export_model(const torch::jit::Module& module, const std::vector<c10::IValu
 void export_archive(const std::string& archive, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options = {});
 
+// Exports the torch.export program (.pt2, as torch.export.save writes it;
+// torch 2.9 to 2.14) at `program` to `path`: no Python and no example
+// inputs (dtypes and shapes, symbolic ones included, come from the program).
+void export_program(const std::string& program, const std::string& path, const ExportOptions& options = {});
+
 // The same model, returned as a ModelProto (weights included).
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                                        const ExportOptions& options = {});

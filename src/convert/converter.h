@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "convert/unsupported.h"
 #include "ir/model.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/options.h"
@@ -15,9 +16,6 @@ namespace torch2onnx::convert {
 // except those `mode` keeps as nodes (operator_export_type).
 std::vector<UnsupportedOperator> find_unsupported(const torch_side::TorchGraph& tg, const Registry& registry,
                                                   int opset, OperatorExportType mode = OperatorExportType::Onnx);
-
-// The message listing `ops` (one paragraph, then one line per operator).
-std::string unsupported_message(const std::vector<UnsupportedOperator>& ops, int opset);
 
 // Builds the ONNX model. Throws UnsupportedOperatorError listing every
 // unconvertible operator, or Error(Conversion) with the operator's origin.

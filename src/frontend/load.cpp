@@ -225,9 +225,9 @@ torch::jit::Module load_archive(const std::string& path, bool for_one_export, st
   } catch (const std::exception& e) {
     std::string msg = first_line(e.what());
     if (pt2::is_pt2_archive(path))
-      throw Error(Error::Kind::Load, "'" + path + "' is a torch.export program (.pt2); this torch2onnx exports "
-                                     "TorchScript archives (torch.jit.save) only so far. `torch2onnx check " + path +
-                                     "` reads the program and lists its operators that have no conversion");
+      throw Error(Error::Kind::Load, "'" + path + "' is a torch.export program (.pt2), not a TorchScript "
+                                     "archive: export it with export_program (CLI: torch2onnx export " + path +
+                                     " -o OUT.onnx, no inputs needed)");
     if (msg.find("constants.pkl") != std::string::npos || msg.find("code/") != std::string::npos ||
         msg.find("file not found") != std::string::npos)
       throw Error(Error::Kind::Load, "'" + path +

@@ -1,7 +1,8 @@
-"""torch.export programs (.pt2) at the command line: `check` reads them in
-C++ (no Python, no example inputs) and reports their interface and which
-operators have no symbolic; broken or unknown archives get clear errors.
-(Exporting .pt2 programs is issue 18's next step.)"""
+"""torch.export programs (.pt2) at the command line, read and converted in
+C++ (no Python, no example inputs: shapes come from the program): `export`
+makes an ONNX model whose symbolic dims are named dynamic dims, `check`
+reports the program's interface and which operators have no symbolic;
+broken or unknown archives get clear errors."""
 import io
 import json
 import os
@@ -96,12 +97,109 @@ def test_check_names_operators_without_a_symbolic(tmp_path):
     assert f"      head ({os.path.abspath(__file__)}:{line})" in r.stdout
 
 
-def test_export_of_a_program_says_what_works(net, tmp_path):
+def ort_matches(program, onnx_path, inputs):
+    """ONNX Runtime against the program's own module on each input tuple."""
+    import numpy as np
+    import onnxruntime
+
+    ep = torch.export.load(program)
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    for args in inputs:
+        with torch.no_grad():
+            expected = harness.flatten(ep.module()(*args))
+        actual = session.run(None, {i.name: a.numpy() for i, a in zip(session.get_inputs(), args)})
+        harness.compare(expected, actual)
+        assert all(isinstance(a, np.ndarray) for a in actual)
+
+
+def dims(value_info):
+    return [d.dim_param or d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+def test_export_with_a_dynamic_batch(net, tmp_path):
+    """Symbolic batch -> a named dynamic dim, run at other batch sizes, 1 included;
+    Conv+BatchNorm folded, the global mean one ReduceMean."""
     out = tmp_path / "net.onnx"
-    r = run("export", net, "-o", str(out), "--input", "2x3x16x16")
+    r = run("export", net, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    model = harness.full_check(str(out))
+    assert [i.name for i in model.graph.input] == ["x"]
+    assert dims(model.graph.input[0]) == ["x_dim_0", 3, 16, 16]
+    assert dims(model.graph.output[0]) == ["x_dim_0", 4]
+    ops = [n.op_type for n in model.graph.node]
+    assert "BatchNormalization" not in ops and ops.count("ReduceMean") == 1
+    ort_matches(net, out, [(torch.randn(b, 3, 16, 16),) for b in (2, 1, 5, 64)])
+
+
+def test_export_names_dims_and_io(net, tmp_path):
+    out = tmp_path / "named.onnx"
+    r = run("export", net, "-o", str(out), "--input-names", "image", "--output-names", "logits",
+            "--dynamic-axes", '{"image": {"0": "batch"}}', "--opset", "13")
+    assert r.returncode == 0, r.stderr
+    model = harness.full_check(str(out))
+    assert dims(model.graph.input[0]) == ["batch", 3, 16, 16] and model.graph.input[0].name == "image"
+    assert dims(model.graph.output[0]) == ["batch", 4] and model.graph.output[0].name == "logits"
+    ort_matches(net, out, [(torch.randn(3, 3, 16, 16),)])
+
+
+class Sizes(nn.Module):
+    """Size arithmetic (SymInts), views, split, an in-place op, two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 5)
+
+    def forward(self, x):
+        b = x.shape[0]
+        y = x.view(b, -1)
+        z = self.fc(y).reshape(b, 5, 1) + x.size(1)
+        z.relu_()
+        return z * (b // 2 + 1), torch.cat([y, y], 1).split(6, 1)[1]
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=True, dropout=0.0)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+@pytest.mark.parametrize("name", ["sizes", "encoder_layer", "resnet18"])
+def test_export_models(name, tmp_path):
+    torch.manual_seed(0)
+    batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=1, max=64)
+    if name == "sizes":
+        module, example, shapes = Sizes(), torch.randn(4, 3, 4), {0: batch}
+        more = [torch.randn(1, 3, 4), torch.randn(7, 3, 4)]
+    elif name == "encoder_layer":
+        module, example, shapes = Encoder(), torch.randn(2, 10, 32), {0: batch, 1: seq}
+        more = [torch.randn(1, 1, 32), torch.randn(3, 17, 32)]
+    else:
+        torchvision = pytest.importorskip("torchvision")
+        module, example, shapes = torchvision.models.resnet18(), torch.randn(2, 3, 64, 64), {0: batch}
+        more = [torch.randn(1, 3, 64, 64)]
+    program = save_program(module, (example,), tmp_path / f"{name}.pt2", dynamic_shapes={"x": shapes})
+    out = tmp_path / f"{name}.onnx"
+    r = run("export", program, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    harness.full_check(str(out))
+    ort_matches(program, out, [(example,)] + [(m,) for m in more])
+
+
+def test_export_lists_every_unsupported_operator(tmp_path):
+    path = save_program(WithInverse(), (torch.randn(3, 3),), tmp_path / "inv.pt2")
+    out = tmp_path / "inv.onnx"
+    r = run("export", path, "-o", str(out))
     assert r.returncode == 1
-    assert "is a torch.export program (.pt2)" in r.stderr and "torch2onnx check" in r.stderr
+    assert "Unsupported operator aten::linalg_inv at opset 17, in head (" in r.stderr
     assert not out.exists()
+
+
+def test_program_takes_no_inputs(net, tmp_path):
+    r = run("export", net, "-o", str(tmp_path / "x.onnx"), "--input", "2x3x16x16")
+    assert r.returncode == 2 and "takes no example inputs" in r.stderr
 
 
 def edit_json(name_part, fn):

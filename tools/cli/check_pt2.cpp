@@ -21,14 +21,13 @@ std::string dims(const pt2::TensorMeta& m) {
   return s + "]";
 }
 
-// Operators that are not torch.ops overloads: SymInt arithmetic
-// (_operator.mul), getitem, higher-order operators. The .pt2 converter's
-// own, not the registry's.
+// SymInt arithmetic (_operator.mul), getitem, sizes and run-time asserts:
+// the .pt2 converter's own (convert/program.cpp), not the registry's.
 bool structural(const pt2::Node& n) {
   static const std::set<std::string> sizes{"aten::sym_size",    "aten::sym_numel",         "aten::sym_stride",
                                            "aten::sym_storage_offset", "aten::_assert_scalar",
                                            "aten::sym_constrain_range_for_size", "aten::_assert_tensor_metadata"};
-  return n.op.empty() || n.op.rfind("higher_order::", 0) == 0 || sizes.count(n.op);
+  return n.target.rfind("_operator.", 0) == 0 || sizes.count(n.op);
 }
 
 void count_ops(const pt2::Graph& g, std::map<std::string, std::vector<const pt2::Node*>>& ops) {
@@ -73,16 +72,12 @@ int run_check_pt2(const Command& c) {
   const Registry& reg = user_registry();
   std::vector<std::string> missing, own;
   for (const auto& [op, nodes] : ops) {
+    const bool in_place = op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_';
     if (structural(*nodes.front())) own.push_back(op);
-    else if (!reg.find(op, opset)) missing.push_back(op);
+    else if (!reg.find(op, opset) && !(in_place && reg.find(op.substr(0, op.size() - 1), opset))) missing.push_back(op);
   }
-  std::cout << "  " << ops.size() << " operators, " << (ops.size() - missing.size() - own.size())
-            << " with a symbolic at opset " << opset << "\n";
-  if (!own.empty()) {
-    std::cout << "  converted by the .pt2 frontend itself (not yet available):";
-    for (const auto& o : own) std::cout << " " << o;
-    std::cout << "\n";
-  }
+  std::cout << "  " << ops.size() << " operators: " << (ops.size() - missing.size() - own.size())
+            << " with a symbolic at opset " << opset << ", " << own.size() << " on sizes (the .pt2 frontend's own)\n";
   if (missing.empty()) return 0;
   std::cout << missing.size() << " operator" << (missing.size() == 1 ? "" : "s") << " of " << c.model
             << " cannot be converted at opset " << opset << ":\n";

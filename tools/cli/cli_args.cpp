@@ -138,6 +138,10 @@ const char* usage_text() {
 
 Usage:
   torch2onnx export MODEL.pt -o OUT.onnx [inputs] [options]
+  torch2onnx export MODEL.pt2 -o OUT.onnx [options]
+                                  a torch.export program (torch.export.save, torch 2.9
+                                  to 2.14): no inputs, its metadata has the shapes;
+                                  symbolic dims become named dynamic dims
   torch2onnx check MODEL.pt [inputs] [--opset N]
   torch2onnx check MODEL.pt2 [--opset N]
                                   list every operator that cannot be converted (with
@@ -268,7 +272,7 @@ Command parse(const std::vector<std::string>& argv) {
     if (c.model.empty()) usage_error(c.name + " needs a model file (MODEL.pt)");
     if (c.name == "export" && c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");
     if (!c.args_file.empty() && !c.inputs.empty()) usage_error("give example inputs with --args or with --input, not both");
-    const bool program = c.name == "check" && c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0;
+    const bool program = c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0;
     if (c.args_file.empty() && c.inputs.empty() && !program)  // (a .pt2 program's metadata has the shapes)
       usage_error(c.name + " needs example inputs: --args FILE.pt or one --input per forward() argument");
   }

@@ -57,12 +57,12 @@ int run_ops(const torch2onnx::cli::Command& c) {
 }
 
 int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused = nullptr);
+bool is_program(const std::string& path);
 std::vector<c10::IValue> example_args(const torch2onnx::cli::Command& c);
 
 // `torch2onnx check MODEL.pt ...`: every operator that cannot be converted.
 int run_check(const torch2onnx::cli::Command& c) {
-  const bool pt2_name = c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0;
-  if (pt2_name || torch2onnx::frontend::pt2::is_pt2_archive(c.model)) return torch2onnx::cli::run_check_pt2(c);
+  if (is_program(c.model)) return torch2onnx::cli::run_check_pt2(c);
   const int opset = c.options.opset_version;
   auto module = torch2onnx::load_archive(c.model);
   const auto ops = torch2onnx::unconvertible_ops(module, example_args(c), opset);
@@ -142,7 +142,21 @@ void report_memory(const char* field, const char* label) {
 
 // `unused` (batch mode) collects the indices of the example inputs the model
 // does not read; otherwise each is named on stderr.
+bool is_program(const std::string& path) {
+  return (path.size() > 4 && path.compare(path.size() - 4, 4, ".pt2") == 0) ||
+         torch2onnx::frontend::pt2::is_pt2_archive(path);
+}
+
 int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused) {
+  if (is_program(c.model)) {  // a torch.export program: its metadata has the shapes, no inputs
+    if (!c.args_file.empty() || !c.inputs.empty())
+      throw Error(Error::Kind::Usage, "a .pt2 program takes no example inputs: its shapes are in the program");
+    torch2onnx::cli::ProgressLine line;
+    torch2onnx::ExportOptions options = c.options;
+    if (line.enabled()) options.progress = [&line](const std::string& stage, double f) { line.update(stage, f); };
+    torch2onnx::export_program(c.model, c.output, options);
+    return 0;
+  }
   std::vector<c10::IValue> args = example_args(c);
   if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] RSS before loading the model: " << torch2onnx::rss_summary() << "\n";
   torch2onnx::cli::ProgressLine line;

@@ -106,6 +106,10 @@ struct Program {
 // top module) and the first frame of its stack trace ("model.py:12").
 std::string module_path(const Node& n);
 std::string user_source(const Node& n);
+// The dtype of the schema's ScalarType `code` (Undefined where ONNX has
+// none), and its schema name.
+ir::DType schema_dtype(int64_t code, std::string* name = nullptr);
+
 // A symbolic size as text: sympy's Symbol('s77', ...) as s77.
 std::string readable_expr(const std::string& expr);
 

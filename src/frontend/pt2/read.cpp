@@ -303,6 +303,12 @@ std::string entry_text(const ZipFile& zip, const ZipEntry& e, const std::string&
 
 }  // namespace
 
+ir::DType schema_dtype(int64_t code, std::string* name) {
+  auto [dt, n] = scalar_type(code);
+  if (name) *name = n;
+  return dt;
+}
+
 std::string module_path(const Node& n) {
   // entries "key,path,class" joined by ';', outermost first
   const size_t start = n.nn_module_stack.rfind(';') == std::string::npos ? 0 : n.nn_module_stack.rfind(';') + 1;
