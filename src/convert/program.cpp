@@ -28,6 +28,20 @@ bool is_symbol(const std::string& e) {
 // The c10 codes of the schema's memory formats (ContiguousFormat = 1 -> 0, PreserveFormat = 4 -> 1).
 int64_t c10_memory_format(int64_t schema) { return schema == 1 ? 0 : schema == 4 ? 1 : schema; }
 
+// The c10 codes of the schema's layouts (Strided = 7 -> 0, SparseCoo = 1 -> 1, _mkldnn = 6 -> 3, ...).
+int64_t c10_layout(int64_t schema) {
+  switch (schema) {
+    case 7: return 0;
+    case 1: return 1;
+    case 2: return 2;
+    case 3: return 4;
+    case 4: return 5;
+    case 5: return 6;
+    case 6: return 3;
+    default: return -1;
+  }
+}
+
 class ProgramConverter : public ArgMaterializer {
  public:
   ProgramConverter(const pt2::Program& p, const Registry& registry, const ExportOptions& options)
@@ -100,8 +114,31 @@ class ProgramConverter : public ArgMaterializer {
   // The symbolic for `op`; an in-place op ("aten::relu_") converts as its
   // out-of-place form (its result then stands for the tensor it wrote to).
   const SymbolicFn* resolve(const std::string& op) const {
-    if (const SymbolicFn* fn = registry_.find(op, options_.opset_version)) return fn;
-    return in_place(op) ? registry_.find(op.substr(0, op.size() - 1), options_.opset_version) : nullptr;
+    if (const SymbolicFn* fn = registry_.find(canonical(op), options_.opset_version)) return fn;
+    return in_place(op) ? registry_.find(canonical(op.substr(0, op.size() - 1)), options_.opset_version) : nullptr;
+  }
+
+  // Operator aliases (TorchScript normalizes them away; programs keep them).
+  static std::string canonical(const std::string& op) {
+    static const std::map<std::string, std::string> aliases{
+        {"aten::swapaxes", "aten::transpose"}, {"aten::swapdims", "aten::transpose"},
+        {"aten::moveaxis", "aten::movedim"},   {"aten::absolute", "aten::abs"},
+        {"aten::arccos", "aten::acos"},        {"aten::arcsin", "aten::asin"},
+        {"aten::arctan", "aten::atan"},        {"aten::arccosh", "aten::acosh"},
+        {"aten::arcsinh", "aten::asinh"},      {"aten::arctanh", "aten::atanh"},
+        {"aten::arctan2", "aten::atan2"},      {"aten::clip", "aten::clamp"},
+        {"aten::greater", "aten::gt"},         {"aten::greater_equal", "aten::ge"},
+        {"aten::less", "aten::lt"},            {"aten::less_equal", "aten::le"},
+        {"aten::not_equal", "aten::ne"},       {"aten::multiply", "aten::mul"},
+        {"aten::divide", "aten::div"},         {"aten::true_divide", "aten::div"},
+        {"aten::subtract", "aten::sub"},       {"aten::negative", "aten::neg"},
+        {"aten::fix", "aten::trunc"},          {"aten::concat", "aten::cat"},
+        {"aten::concatenate", "aten::cat"},    {"aten::special_expit", "aten::sigmoid"},
+        {"aten::ger", "aten::outer"},          {"aten::row_stack", "aten::vstack"}};
+    if (auto it = aliases.find(op); it != aliases.end()) return it->second;
+    if (in_place(op))
+      if (auto it = aliases.find(op.substr(0, op.size() - 1)); it != aliases.end()) return it->second + "_";
+    return op;
   }
   static bool in_place(const std::string& op) { return op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_'; }
 
@@ -322,8 +359,10 @@ class ProgramConverter : public ArgMaterializer {
         }
         a.elements.push_back(std::move(e));
       }
-    } else if (k == "as_int" || k == "as_layout") {
+    } else if (k == "as_int") {
       a = constant_int(x.ints.at(0));
+    } else if (k == "as_layout") {
+      a = constant_int(c10_layout(x.ints.at(0)));
     } else if (k == "as_memory_format") {
       a = constant_int(c10_memory_format(x.ints.at(0)));
     } else if (k == "as_scalar_type") {
@@ -459,6 +498,46 @@ class ProgramConverter : public ArgMaterializer {
     return a;
   }
 
+  // Writes through views: the program (torch.export's training IR) keeps
+  // in-place ops, and one that writes into a view of a tensor (`z[:, :3].fill_(1)`)
+  // or into a tensor with views also changes them, which converting it as
+  // its out-of-place form would not. Such writes are refused (functional
+  // programs, ep.run_decompositions(), have none); plain in-place ops on
+  // tensors nothing views (relu_) convert.
+  void track_aliases(const pt2::Node& n, const c10::FunctionSchema& schema) {
+    auto tensor_input = [&](const std::string& param) -> std::string {
+      for (const pt2::NamedArgument& na : n.inputs)
+        if (na.name == param && na.arg.kind == "as_tensor") return na.arg.names.at(0);
+      return "";
+    };
+    for (const c10::Argument& param : schema.arguments()) {
+      const c10::AliasInfo* alias = param.alias_info();
+      if (!alias || !alias->isWrite()) continue;
+      const std::string written = tensor_input(param.name());
+      if (written.empty()) continue;
+      const std::string base = root_of(written);
+      if (base != written || viewed_.count(base)) aliased_writes_.emplace_back(written, base);
+    }
+    for (size_t r = 0; r < schema.returns().size() && r < n.outputs.size(); ++r) {
+      const c10::AliasInfo* alias = schema.returns()[r].alias_info();
+      if (!alias || alias->isWrite() || n.outputs[r].kind != "as_tensor") continue;
+      for (const c10::Argument& param : schema.arguments()) {
+        const c10::AliasInfo* a = param.alias_info();
+        if (!a || a->beforeSets() != alias->beforeSets()) continue;
+        const std::string input = tensor_input(param.name());
+        if (input.empty()) continue;
+        const std::string base = root_of(input);
+        view_of_[n.outputs[r].names.at(0)] = base;
+        viewed_.insert(base);
+      }
+    }
+  }
+
+  std::string root_of(const std::string& name) const {
+    auto it = view_of_.find(name);
+    return it == view_of_.end() ? name : it->second;
+  }
+
   // The node's arguments in the order of the operator's schema: the program
   // leaves out arguments at their default value; LibTorch's schema has them.
   std::vector<Arg> schema_args(const pt2::Node& n) {
@@ -470,6 +549,7 @@ class ProgramConverter : public ArgMaterializer {
       return args;
     }
     const c10::FunctionSchema& schema = handle->schema();
+    track_aliases(n, schema);
     std::vector<bool> used(n.inputs.size(), false);
     for (size_t i = 0; i < schema.arguments().size(); ++i) {
       const c10::Argument& param = schema.arguments()[i];
@@ -502,13 +582,23 @@ class ProgramConverter : public ArgMaterializer {
     std::vector<Arg> args = schema_args(n);
     std::vector<OutputInfo> outs;
     for (const pt2::Argument& o : n.outputs) outs.push_back(output_info(o, n));
-    SymbolicContext ctx(n.op, std::move(args), outs, graph_, options_.opset_version, this);
+    SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
     try {
       (*fn)(ctx);
     } catch (const SymbolicError& e) {
       fail(&n, e.what());
     }
     const auto& results = ctx.results();
+    // A write into a view (or into a viewed tensor) that changes nothing (dropout_ in eval) is harmless.
+    for (const auto& [written, base] : aliased_writes_) {
+      const bool unchanged = !results.empty() && results[0].set && tensors_.count(written) &&
+                             results[0].value == tensors_[written];
+      if (!unchanged)
+        fail(&n, "it writes into " + (base != written ? "a view of " + base : "'" + written + "', which has views") +
+                     ", which the .pt2 frontend does not convert yet: save the functional program instead "
+                     "(ep = ep.run_decompositions() before torch.export.save)");
+    }
+    aliased_writes_.clear();
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       const pt2::Argument& o = n.outputs[i];
       if (o.kind == "as_none") continue;
@@ -660,6 +750,9 @@ class ProgramConverter : public ArgMaterializer {
   std::map<std::string, ir::Value*> tensors_;
   std::map<std::string, Sym> syms_;
   std::set<std::string> unset_;
+  std::map<std::string, std::string> view_of_;  // a view's name -> the tensor it views (its root)
+  std::set<std::string> viewed_;                // tensors with views
+  std::vector<std::pair<std::string, std::string>> aliased_writes_;  // the node being converted: (written, root)
   std::map<std::string, int64_t> ids_;
   std::map<std::string, std::string> symbol_names_;
   std::set<std::string> used_axes_;
