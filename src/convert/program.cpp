@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -273,15 +274,55 @@ class ProgramConverter : public ArgMaterializer {
       std::string why = zip_->size_problem(e);
       auto bytes = why.empty() ? zip_->contents(e, &why) : std::nullopt;
       if (!bytes) fail(nullptr, "cannot read '" + target + "': " + why);
-      const size_t nbytes = static_cast<size_t>(numel) * ir::dtype_size(t->meta.dtype);
-      // (a stored tensor may be a view's whole storage: its first bytes are the tensor, contiguous)
-      if (bytes->size() < nbytes)
-        fail(nullptr, "'" + target + "' holds " + std::to_string(bytes->size()) + " bytes where its shape needs " +
-                          std::to_string(nbytes));
-      bytes->resize(nbytes);
-      return ir::Tensor::owned(t->meta.dtype, dims, std::move(*bytes));
+      return ir::Tensor::owned(t->meta.dtype, dims, gather(*bytes, t->meta, dims, numel, target));
     }
     fail(nullptr, "the archive has no entry " + t->entry);
+  }
+
+  // The tensor's elements, in order, from its storage's bytes (strides and
+  // offset as stored: a view shares its base's storage).
+  std::vector<uint8_t> gather(std::vector<uint8_t>& storage, const pt2::TensorMeta& m, const std::vector<int64_t>& dims,
+                              int64_t numel, const std::string& target) const {
+    const size_t elem = ir::dtype_size(m.dtype);
+    std::vector<int64_t> strides(dims.size());
+    int64_t contiguous = 1;
+    bool is_contiguous = true;
+    for (size_t k = dims.size(); k-- > 0;) {
+      if (m.strides.size() == dims.size()) {
+        if (!m.strides[k].value) fail(nullptr, "'" + target + "' has a stride that is not a number");
+        strides[k] = *m.strides[k].value;
+      } else {
+        strides[k] = contiguous;
+      }
+      is_contiguous = is_contiguous && (dims[k] == 1 || strides[k] == contiguous);
+      contiguous *= dims[k];
+    }
+    const int64_t offset = m.storage_offset.value.value_or(0);
+    const uint64_t storage_elems = storage.size() / elem;
+    // The last element's position bounds every other one (strides are not negative in PyTorch).
+    int64_t last = offset;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (strides[k] < 0) fail(nullptr, "'" + target + "' has a negative stride");
+      if (dims[k] > 0) last += (dims[k] - 1) * strides[k];
+    }
+    if (offset < 0 || (numel > 0 && static_cast<uint64_t>(last) >= storage_elems))
+      fail(nullptr, "'" + target + "' reaches past its storage (" + std::to_string(storage_elems) + " elements)");
+    if (is_contiguous && offset == 0) {
+      storage.resize(static_cast<size_t>(numel) * elem);
+      return std::move(storage);
+    }
+    std::vector<uint8_t> out(static_cast<size_t>(numel) * elem);
+    std::vector<int64_t> index(dims.size(), 0);
+    for (int64_t i = 0; i < numel; ++i) {
+      int64_t src = offset;
+      for (size_t k = 0; k < dims.size(); ++k) src += index[k] * strides[k];
+      std::memcpy(out.data() + static_cast<size_t>(i) * elem, storage.data() + static_cast<size_t>(src) * elem, elem);
+      for (size_t k = dims.size(); k-- > 0;) {  // next index, row-major
+        if (++index[k] < dims[k]) break;
+        index[k] = 0;
+      }
+    }
+    return out;
   }
 
   // ---- nodes

@@ -232,6 +232,28 @@ def test_writes_into_views_are_refused(tmp_path):
     ort_matches(str(tmp_path / "functional.pt2"), out, [(torch.randn(4, 4),)])
 
 
+class SharedStorage(nn.Module):
+    """Buffers that are views of one storage (a transpose, an offset slice): the
+    archive stores the storage once, each tensor with its strides and offset."""
+
+    def __init__(self):
+        super().__init__()
+        base = torch.arange(24.0).reshape(4, 6)
+        self.register_buffer("t", base.t())
+        self.register_buffer("s", base[1:3, 2:5])
+
+    def forward(self, x):
+        return x @ self.t + self.s.sum(), self.s * 2
+
+
+def test_weights_sharing_a_storage(tmp_path):
+    path = save_program(SharedStorage(), (torch.randn(2, 6),), tmp_path / "shared.pt2")
+    out = tmp_path / "shared.onnx"
+    r = run("export", path, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    ort_matches(path, out, [(torch.randn(2, 6),)])
+
+
 def test_program_takes_no_inputs(net, tmp_path):
     r = run("export", net, "-o", str(tmp_path / "x.onnx"), "--input", "2x3x16x16")
     assert r.returncode == 2 and "takes no example inputs" in r.stderr

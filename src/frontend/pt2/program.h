@@ -27,6 +27,10 @@ struct TensorMeta {
   ir::DType dtype = ir::DType::Undefined;
   std::string dtype_name;  // the schema's name, for messages ("COMPLEXFLOAT")
   std::vector<SymInt> sizes;
+  // Where a stored tensor's elements are in its storage (in elements): tensors
+  // that share a storage (a parameter and its transposed view) are stored once.
+  std::vector<SymInt> strides;
+  SymInt storage_offset;
 };
 
 struct Graph;

@@ -116,6 +116,9 @@ struct Reader {
     m.dtype = dt;
     m.dtype_name = name;
     for (const json& d : array(at(j, "sizes"), "sizes")) m.sizes.push_back(sym_int(d));
+    if (const json* st = find(j, "strides"))
+      for (const json& d : array(*st, "strides")) m.strides.push_back(sym_int(d));
+    if (const json* off = find(j, "storage_offset")) m.storage_offset = sym_int(*off);
     return m;
   }
 
