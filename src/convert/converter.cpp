@@ -6,6 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "convert/constant_memo.h"
 #include "convert/fallback.h"
 #include "convert/quantized_args.h"
 #include "frontend/mapped_archive.h"
@@ -129,7 +130,7 @@ struct Slot {
   ir::Value* present = nullptr;
 };
 
-class Converter : public ArgMaterializer {
+class Converter : public ConstantMemo {
  public:
   Converter(TorchGraph& tg, const Registry& registry, const ExportOptions& options)
       : tg_(tg), registry_(registry), options_(options), origins_(tg.root_class) {}
@@ -152,16 +153,6 @@ class Converter : public ArgMaterializer {
     graph_->set_current_origin(nullptr);
     make_outputs();
     return model;
-  }
-
-  // ---- ArgMaterializer: one Constant per (PyTorch value, dtype, graph).
-  ir::Value* lookup(const Arg& a, ir::DType dtype, ir::Graph* g) override {
-    if (a.id < 0) return nullptr;
-    auto it = memo_.find({a.id, static_cast<int>(dtype), g});
-    return it == memo_.end() ? nullptr : it->second;
-  }
-  void remember(const Arg& a, ir::DType dtype, ir::Graph* g, ir::Value* v) override {
-    if (a.id >= 0) memo_[{a.id, static_cast<int>(dtype), g}] = v;
   }
 
  private:
@@ -1294,7 +1285,6 @@ class Converter : public ArgMaterializer {
   torch_side::OriginTable origins_;
   ir::Graph* graph_ = nullptr;
   std::unordered_map<const TValue*, Slot> slots_;
-  std::map<std::tuple<int64_t, int, ir::Graph*>, ir::Value*> memo_;
   std::set<std::string> used_dynamic_axes_;
   int64_t next_id_ = 0;
 };

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "convert/constant_memo.h"
 #include "convert/unsupported.h"
 #include "frontend/zip.h"
 #include "symbolic/helpers.h"
@@ -43,7 +44,81 @@ int64_t c10_layout(int64_t schema) {
   }
 }
 
-class ProgramConverter : public ArgMaterializer {
+// "module.path (file.py:12)": where a node came from, as errors name it.
+std::string where(const pt2::Node& n) {
+  const std::string path = pt2::module_path(n), src = pt2::user_source(n);
+  return (path.empty() ? "<top module>" : path) + (src.empty() ? "" : " (" + src + ")");
+}
+
+// Operators on sizes (SymInts) the converter computes itself: the ONNX
+// operator of the plain binary ones, "" for those with their own code.
+const std::map<std::string, std::string>& size_operators() {
+  static const std::map<std::string, std::string> ops{
+      {"_operator.add", "Add"},       {"_operator.sub", "Sub"},         {"_operator.mul", "Mul"},
+      {"_operator.eq", "Equal"},      {"_operator.lt", "Less"},         {"_operator.gt", "Greater"},
+      {"_operator.le", "LessOrEqual"}, {"_operator.ge", "GreaterOrEqual"}, {"_operator.floordiv", ""},
+      {"_operator.mod", ""},          {"_operator.truediv", ""},        {"_operator.neg", ""},
+      {"_operator.not_", ""},         {"_operator.getitem", ""}};
+  return ops;
+}
+
+// Run-time checks of what the program promised: dropped (ONNX cannot raise).
+bool is_assert(const std::string& op) {
+  return op == "aten::_assert_scalar" || op == "aten::sym_constrain_range_for_size" ||
+         op == "aten::_assert_tensor_metadata" || op == "aten::sym_constrain_range";
+}
+
+bool in_place(const std::string& op) { return op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_'; }
+
+// Operator aliases (TorchScript normalizes them away; programs keep them).
+std::string canonical(const std::string& op) {
+  static const std::map<std::string, std::string> aliases{
+      {"aten::swapaxes", "aten::transpose"}, {"aten::swapdims", "aten::transpose"},
+      {"aten::moveaxis", "aten::movedim"},   {"aten::absolute", "aten::abs"},
+      {"aten::arccos", "aten::acos"},        {"aten::arcsin", "aten::asin"},
+      {"aten::arctan", "aten::atan"},        {"aten::arccosh", "aten::acosh"},
+      {"aten::arcsinh", "aten::asinh"},      {"aten::arctanh", "aten::atanh"},
+      {"aten::arctan2", "aten::atan2"},      {"aten::clip", "aten::clamp"},
+      {"aten::greater", "aten::gt"},         {"aten::greater_equal", "aten::ge"},
+      {"aten::less", "aten::lt"},            {"aten::less_equal", "aten::le"},
+      {"aten::not_equal", "aten::ne"},       {"aten::multiply", "aten::mul"},
+      {"aten::divide", "aten::div"},         {"aten::true_divide", "aten::div"},
+      {"aten::subtract", "aten::sub"},       {"aten::negative", "aten::neg"},
+      {"aten::fix", "aten::trunc"},          {"aten::concat", "aten::cat"},
+      {"aten::concatenate", "aten::cat"},    {"aten::special_expit", "aten::sigmoid"},
+      {"aten::ger", "aten::outer"},          {"aten::row_stack", "aten::vstack"}};
+  if (auto it = aliases.find(op); it != aliases.end()) return it->second;
+  if (in_place(op))
+    if (auto it = aliases.find(op.substr(0, op.size() - 1)); it != aliases.end()) return it->second + "_";
+  return op;
+}
+
+// The symbolic for `op`; an in-place op ("aten::relu_") converts as its
+// out-of-place form (its result then stands for the tensor it wrote to).
+const SymbolicFn* resolve(const Registry& registry, const std::string& op, int opset) {
+  if (const SymbolicFn* fn = registry.find(canonical(op), opset)) return fn;
+  return in_place(op) ? registry.find(canonical(op.substr(0, op.size() - 1)), opset) : nullptr;
+}
+
+void collect_unsupported(const pt2::Graph& g, const Registry& registry, int opset,
+                         std::map<std::string, UnsupportedOperator>& found) {
+  for (const pt2::Node& n : g.nodes) {
+    for (const pt2::NamedArgument& in : n.inputs)  // (higher-order operators' bodies)
+      if (in.arg.graph) collect_unsupported(*in.arg.graph, registry, opset, found);
+    if (converted_by_frontend(n)) continue;
+    const std::string op = n.op.empty() ? n.target : n.op;
+    if (!n.op.empty() && n.op.rfind("higher_order::", 0) != 0 && resolve(registry, op, opset)) continue;
+    UnsupportedOperator& u = found[op];
+    u.op = op;
+    ++u.count;
+    const std::string w = where(n);
+    if (std::find(u.locations.begin(), u.locations.end(), w) == u.locations.end()) u.locations.push_back(w);
+    if (!n.op.empty())
+      u.lowest_opset = registry.first_opset(in_place(op) && !registry.contains(op) ? op.substr(0, op.size() - 1) : op);
+  }
+}
+
+class ProgramConverter : public ConstantMemo {
  public:
   ProgramConverter(const pt2::Program& p, const Registry& registry, const ExportOptions& options)
       : p_(p), registry_(registry), options_(options) {}
@@ -68,14 +143,6 @@ class ProgramConverter : public ArgMaterializer {
     return model;
   }
 
-  ir::Value* lookup(const Arg& a, ir::DType dtype, ir::Graph* g) override {
-    auto it = memo_.find({a.id, static_cast<int>(dtype), g});
-    return a.id < 0 || it == memo_.end() ? nullptr : it->second;
-  }
-  void remember(const Arg& a, ir::DType dtype, ir::Graph* g, ir::Value* v) override {
-    if (a.id >= 0) memo_[{a.id, static_cast<int>(dtype), g}] = v;
-  }
-
  private:
   // ---- what each name of the program is on the ONNX side
   struct Sym {  // a SymInt / SymBool / SymFloat computed at run time
@@ -89,11 +156,6 @@ class ProgramConverter : public ArgMaterializer {
                 n ? "cannot convert " + n->target + " in " + where(*n) + ": " + why : "cannot convert the program: " + why);
   }
 
-  static std::string where(const pt2::Node& n) {
-    const std::string path = pt2::module_path(n), src = pt2::user_source(n);
-    return (path.empty() ? "<top module>" : path) + (src.empty() ? "" : " (" + src + ")");
-  }
-
   std::shared_ptr<const ir::Origin> origin_of(const pt2::Node& n) {
     auto o = std::make_shared<ir::Origin>();
     o->torch_kind = n.op.empty() ? n.target : n.op;
@@ -104,62 +166,9 @@ class ProgramConverter : public ArgMaterializer {
     return o;
   }
 
-  // Structural targets: SymInt plumbing and runtime asserts (the converter's own).
-  static bool structural(const pt2::Node& n) {
-    static const std::set<std::string> own{"aten::sym_size", "aten::sym_numel", "aten::_assert_scalar",
-                                           "aten::sym_constrain_range_for_size", "aten::_assert_tensor_metadata",
-                                           "aten::sym_constrain_range"};
-    return n.target.rfind("_operator.", 0) == 0 || own.count(n.op);
-  }
-
-  // The symbolic for `op`; an in-place op ("aten::relu_") converts as its
-  // out-of-place form (its result then stands for the tensor it wrote to).
-  const SymbolicFn* resolve(const std::string& op) const {
-    if (const SymbolicFn* fn = registry_.find(canonical(op), options_.opset_version)) return fn;
-    return in_place(op) ? registry_.find(canonical(op.substr(0, op.size() - 1)), options_.opset_version) : nullptr;
-  }
-
-  // Operator aliases (TorchScript normalizes them away; programs keep them).
-  static std::string canonical(const std::string& op) {
-    static const std::map<std::string, std::string> aliases{
-        {"aten::swapaxes", "aten::transpose"}, {"aten::swapdims", "aten::transpose"},
-        {"aten::moveaxis", "aten::movedim"},   {"aten::absolute", "aten::abs"},
-        {"aten::arccos", "aten::acos"},        {"aten::arcsin", "aten::asin"},
-        {"aten::arctan", "aten::atan"},        {"aten::arccosh", "aten::acosh"},
-        {"aten::arcsinh", "aten::asinh"},      {"aten::arctanh", "aten::atanh"},
-        {"aten::arctan2", "aten::atan2"},      {"aten::clip", "aten::clamp"},
-        {"aten::greater", "aten::gt"},         {"aten::greater_equal", "aten::ge"},
-        {"aten::less", "aten::lt"},            {"aten::less_equal", "aten::le"},
-        {"aten::not_equal", "aten::ne"},       {"aten::multiply", "aten::mul"},
-        {"aten::divide", "aten::div"},         {"aten::true_divide", "aten::div"},
-        {"aten::subtract", "aten::sub"},       {"aten::negative", "aten::neg"},
-        {"aten::fix", "aten::trunc"},          {"aten::concat", "aten::cat"},
-        {"aten::concatenate", "aten::cat"},    {"aten::special_expit", "aten::sigmoid"},
-        {"aten::ger", "aten::outer"},          {"aten::row_stack", "aten::vstack"}};
-    if (auto it = aliases.find(op); it != aliases.end()) return it->second;
-    if (in_place(op))
-      if (auto it = aliases.find(op.substr(0, op.size() - 1)); it != aliases.end()) return it->second + "_";
-    return op;
-  }
-  static bool in_place(const std::string& op) { return op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_'; }
-
   void find_unsupported() {
-    std::map<std::string, UnsupportedOperator> found;
-    for (const pt2::Node& n : p_.graph.nodes) {
-      if (structural(n)) continue;
-      const std::string op = n.op.empty() ? n.target : n.op;
-      if (!n.op.empty() && n.op.rfind("higher_order::", 0) != 0 && resolve(op)) continue;
-      UnsupportedOperator& u = found[op];
-      u.op = op;
-      ++u.count;
-      const std::string w = where(n);
-      if (std::find(u.locations.begin(), u.locations.end(), w) == u.locations.end()) u.locations.push_back(w);
-      if (!n.op.empty())
-        u.lowest_opset = registry_.first_opset(in_place(op) && !registry_.contains(op) ? op.substr(0, op.size() - 1) : op);
-    }
-    if (found.empty()) return;
-    std::vector<UnsupportedOperator> ops;
-    for (auto& [k, u] : found) ops.push_back(std::move(u));
+    auto ops = unsupported_operators(p_, registry_, options_.opset_version);
+    if (ops.empty()) return;
     const std::string message = unsupported_message(ops, options_.opset_version);
     throw UnsupportedOperatorError(message, std::move(ops));
   }
@@ -617,8 +626,8 @@ class ProgramConverter : public ArgMaterializer {
 
   void convert_node(const pt2::Node& n) {
     graph_->set_current_origin(origin_of(n));
-    if (structural(n)) return convert_structural(n);
-    const SymbolicFn* fn = resolve(n.op);
+    if (converted_by_frontend(n)) return convert_structural(n);
+    const SymbolicFn* fn = resolve(registry_, n.op, options_.opset_version);
     if (!fn) fail(&n, "no symbolic");  // (find_unsupported reported these first)
     std::vector<Arg> args = schema_args(n);
     std::vector<OutputInfo> outs;
@@ -667,13 +676,8 @@ class ProgramConverter : public ArgMaterializer {
     }
   }
 
-  // A SymInt/SymBool operand of an _operator node as a value of `dt`.
-  ir::Value* operand(SymbolicContext& ctx, size_t i, ir::DType dt) { return ctx.in_as(i, dt); }
-
   void convert_structural(const pt2::Node& n) {
-    if (n.op == "aten::_assert_scalar" || n.op == "aten::sym_constrain_range_for_size" ||
-        n.op == "aten::_assert_tensor_metadata" || n.op == "aten::sym_constrain_range")
-      return;  // run-time checks of what the program promised: dropped (ONNX cannot raise)
+    if (is_assert(n.op)) return;
     std::vector<Arg> args;
     for (const pt2::NamedArgument& na : n.inputs) args.push_back(make_arg(na, n));
     if (n.target == "_operator.getitem") {
@@ -697,39 +701,36 @@ class ProgramConverter : public ArgMaterializer {
     } else if (n.op == "aten::sym_numel") {
       v = ctx.op("Size", {ctx.in(0)});
     } else {
-      static const std::map<std::string, std::string> binary{
-          {"_operator.add", "Add"}, {"_operator.sub", "Sub"}, {"_operator.mul", "Mul"},
-          {"_operator.eq", "Equal"}, {"_operator.lt", "Less"}, {"_operator.gt", "Greater"},
-          {"_operator.le", "LessOrEqual"}, {"_operator.ge", "GreaterOrEqual"}};
       const std::string& t = n.target;
-      auto it = binary.find(t);
-      const bool comparison = it != binary.end() && (it->second == "Equal" || it->second.find("Less") == 0 ||
-                                                     it->second.find("Greater") == 0);
+      auto it = size_operators().find(t);
+      const bool binary = it != size_operators().end() && !it->second.empty();
+      const bool comparison = binary && (it->second == "Equal" || it->second.find("Less") == 0 ||
+                                         it->second.find("Greater") == 0);
       const bool floating = ctx.arg(0).kind == Arg::Kind::Float || (ctx.num_args() > 1 && ctx.arg(1).kind == Arg::Kind::Float);
       const ir::DType work = floating || t == "_operator.truediv" ? ir::DType::Double : ir::DType::Int64;
-      if (it != binary.end()) {
+      if (binary) {
         const std::string op = comparison && options_.opset_version < 12 && it->second.find("OrEqual") != std::string::npos
                                    ? "" : it->second;
         if (op.empty()) fail(&n, "needs opset 12 (LessOrEqual / GreaterOrEqual)");
-        v = ctx.op(op, {operand(ctx, 0, work), operand(ctx, 1, work)});
+        v = ctx.op(op, {ctx.in_as(0, work), ctx.in_as(1, work)});
         dt = comparison ? ir::DType::Bool : work;
       } else if (t == "_operator.floordiv" || t == "_operator.mod") {
         // floor(a / b) on doubles (exact for sizes), then a - b * q for mod
-        ir::Value* a = operand(ctx, 0, ir::DType::Double);
-        ir::Value* b = operand(ctx, 1, ir::DType::Double);
+        ir::Value* a = ctx.in_as(0, ir::DType::Double);
+        ir::Value* b = ctx.in_as(1, ir::DType::Double);
         ir::Value* q = ctx.op("Floor", {ctx.op("Div", {a, b})});
         if (t == "_operator.mod") q = ctx.op("Sub", {a, ctx.op("Mul", {b, q})});
         v = ctx.cast(q, work);
         v->type().dtype = work;
         dt = work;
       } else if (t == "_operator.truediv") {
-        v = ctx.op("Div", {operand(ctx, 0, ir::DType::Double), operand(ctx, 1, ir::DType::Double)});
+        v = ctx.op("Div", {ctx.in_as(0, ir::DType::Double), ctx.in_as(1, ir::DType::Double)});
         dt = ir::DType::Double;
       } else if (t == "_operator.neg") {
-        v = ctx.op("Neg", {operand(ctx, 0, work)});
+        v = ctx.op("Neg", {ctx.in_as(0, work)});
         dt = work;
       } else if (t == "_operator.not_") {
-        v = ctx.op("Not", {operand(ctx, 0, ir::DType::Bool)});
+        v = ctx.op("Not", {ctx.in_as(0, ir::DType::Bool)});
         dt = ir::DType::Bool;
       } else {
         fail(&n, "this operation on sizes is not converted yet");
@@ -797,11 +798,23 @@ class ProgramConverter : public ArgMaterializer {
   std::map<std::string, int64_t> ids_;
   std::map<std::string, std::string> symbol_names_;
   std::set<std::string> used_axes_;
-  std::map<std::tuple<int64_t, int, ir::Graph*>, ir::Value*> memo_;
   std::shared_ptr<const frontend::ZipFile> zip_;
 };
 
 }  // namespace
+
+bool converted_by_frontend(const pt2::Node& n) {
+  return n.op == "aten::sym_size" || n.op == "aten::sym_numel" || is_assert(n.op) || size_operators().count(n.target);
+}
+
+std::vector<UnsupportedOperator> unsupported_operators(const pt2::Program& program, const Registry& registry,
+                                                       int opset) {
+  std::map<std::string, UnsupportedOperator> found;
+  collect_unsupported(program.graph, registry, opset, found);
+  std::vector<UnsupportedOperator> out;
+  for (auto& [k, u] : found) out.push_back(std::move(u));
+  return out;
+}
 
 ir::Model convert_program(const pt2::Program& program, const Registry& registry, const ExportOptions& options) {
   return ProgramConverter(program, registry, options).run();

@@ -4,6 +4,8 @@
 // operator to the same symbolic registry as the TorchScript path.
 #pragma once
 
+#include <vector>
+
 #include "frontend/pt2/program.h"
 #include "ir/model.h"
 #include "symbolic/registry.h"
@@ -16,5 +18,14 @@ namespace torch2onnx::convert {
 // conversion, or Error(Conversion) naming the node.
 ir::Model convert_program(const frontend::pt2::Program& program, const Registry& registry,
                           const ExportOptions& options);
+
+// Whether the .pt2 converter computes `node` itself (size arithmetic, sym_size,
+// getitem, run-time asserts) rather than through a symbolic.
+bool converted_by_frontend(const frontend::pt2::Node& node);
+
+// Every operator of `program` (higher-order operators' bodies included)
+// that has no conversion at `opset`, with where it occurs: what export refuses.
+std::vector<UnsupportedOperator> unsupported_operators(const frontend::pt2::Program& program,
+                                                       const Registry& registry, int opset);
 
 }  // namespace torch2onnx::convert

@@ -3,11 +3,10 @@
 // which of its operators have no symbolic in the registry at the opset.
 #include <iostream>
 #include <map>
-#include <set>
 
 #include "cli_args.h"
+#include "convert/program.h"
 #include "frontend/pt2/program.h"
-#include "torch2onnx/symbolic/registry.h"
 
 namespace torch2onnx::cli {
 namespace {
@@ -21,18 +20,10 @@ std::string dims(const pt2::TensorMeta& m) {
   return s + "]";
 }
 
-// SymInt arithmetic (_operator.mul), getitem, sizes and run-time asserts:
-// the .pt2 converter's own (convert/program.cpp), not the registry's.
-bool structural(const pt2::Node& n) {
-  static const std::set<std::string> sizes{"aten::sym_size",    "aten::sym_numel",         "aten::sym_stride",
-                                           "aten::sym_storage_offset", "aten::_assert_scalar",
-                                           "aten::sym_constrain_range_for_size", "aten::_assert_tensor_metadata"};
-  return n.target.rfind("_operator.", 0) == 0 || sizes.count(n.op);
-}
-
+// Every node's operator (higher-order operators' bodies included).
 void count_ops(const pt2::Graph& g, std::map<std::string, std::vector<const pt2::Node*>>& ops) {
   for (const pt2::Node& n : g.nodes) {
-    ops[structural(n) ? n.target : n.op].push_back(&n);
+    ops[n.op.empty() ? n.target : n.op].push_back(&n);
     for (const auto& in : n.inputs)
       if (in.arg.graph) count_ops(*in.arg.graph, ops);
   }
@@ -69,29 +60,20 @@ int run_check_pt2(const Command& c) {
 
   std::map<std::string, std::vector<const pt2::Node*>> ops;
   count_ops(p.graph, ops);
-  const Registry& reg = user_registry();
-  std::vector<std::string> missing, own;
-  for (const auto& [op, nodes] : ops) {
-    const bool in_place = op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_';
-    if (structural(*nodes.front())) own.push_back(op);
-    else if (!reg.find(op, opset) && !(in_place && reg.find(op.substr(0, op.size() - 1), opset))) missing.push_back(op);
-  }
-  std::cout << "  " << ops.size() << " operators: " << (ops.size() - missing.size() - own.size())
-            << " with a symbolic at opset " << opset << ", " << own.size() << " on sizes (the .pt2 frontend's own)\n";
+  // what export refuses (convert/program.cpp: aliases and in-place forms resolved as it resolves them)
+  const auto missing = convert::unsupported_operators(p, user_registry(), opset);
+  size_t own = 0;
+  for (const auto& [op, nodes] : ops) own += convert::converted_by_frontend(*nodes.front());
+  std::cout << "  " << ops.size() << " operators: " << (ops.size() - missing.size() - own)
+            << " with a symbolic at opset " << opset << ", " << own << " on sizes (the .pt2 frontend's own)\n";
   if (missing.empty()) return 0;
   std::cout << missing.size() << " operator" << (missing.size() == 1 ? "" : "s") << " of " << c.model
             << " cannot be converted at opset " << opset << ":\n";
-  for (const auto& op : missing) {
-    const auto& nodes = ops[op];
-    std::cout << "  " << op << " x" << nodes.size();
-    if (auto first = reg.first_opset(op)) std::cout << " (supported from opset " << *first << ")";
+  for (const UnsupportedOperator& u : missing) {
+    std::cout << "  " << u.op << " x" << u.count;
+    if (u.lowest_opset) std::cout << " (supported from opset " << *u.lowest_opset << ")";
     std::cout << "\n";
-    std::set<std::string> seen;
-    for (const pt2::Node* n : nodes) {
-      const std::string where = (pt2::module_path(*n).empty() ? "<top module>" : pt2::module_path(*n)) +
-                                (pt2::user_source(*n).empty() ? "" : " (" + pt2::user_source(*n) + ")");
-      if (seen.insert(where).second) std::cout << "      " << where << "\n";
-    }
+    for (const auto& where : u.locations) std::cout << "      " << where << "\n";
   }
   return 1;
 }
