@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "api_internal.h"
-#include "convert/converter.h"
+#include "convert/torchscript.h"
 #include "frontend/load.h"
 #include "ir/printer.h"
 #include "pipeline.h"

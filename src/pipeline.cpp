@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "convert/converter.h"
+#include "convert/torchscript.h"
 #include "ir/printer.h"
 #include "onnx_passes/passes.h"
 #include "process_memory.h"

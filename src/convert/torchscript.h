@@ -1,4 +1,4 @@
-// Conversion: every node of the torch graph, in order, through the symbolic
+// The TorchScript frontend's conversion: every node of the torch graph, in order, through the symbolic
 // registered for its operator, into the ONNX-side IR.
 #pragma once
 

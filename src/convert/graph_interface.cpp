@@ -1,0 +1,133 @@
+#include "convert/graph_interface.h"
+
+namespace torch2onnx::convert {
+namespace {
+
+ir::Value* value_named(ir::Graph* g, const std::string& name) {
+  for (ir::Value* v : g->all_values())
+    if (v->name() == name) return v;
+  return nullptr;
+}
+
+bool is_graph_input(const ir::Graph* g, const ir::Value* v) {
+  for (const ir::Value* in : g->inputs())
+    if (in == v) return true;
+  return false;
+}
+
+}  // namespace
+
+ir::Model GraphInterface::new_model() const {
+  ir::Model model;
+  model.opset = options_.opset_version;
+  model.ir_version = ir::ir_version_for_opset(model.opset);
+  model.custom_opsets = options_.custom_opsets;
+  model.graph->set_name("main_graph");
+  return model;
+}
+
+std::string GraphInterface::input_name(size_t index, const std::string& fallback) const {
+  return index < options_.input_names.size() ? options_.input_names[index] : fallback;
+}
+
+void GraphInterface::check_input_names(size_t inputs) const {
+  if (options_.input_names.size() > inputs)
+    throw Error(Error::Kind::Usage, "input_names has " + std::to_string(options_.input_names.size()) +
+                                        " names but the model has " + std::to_string(inputs) +
+                                        " inputs (including parameters)");
+}
+
+std::optional<std::string> GraphInterface::axis_name(const std::string& value, int64_t axis, int64_t rank) {
+  auto it = options_.dynamic_axes.find(value);
+  if (it == options_.dynamic_axes.end()) return std::nullopt;
+  used_dynamic_axes_.insert(value);
+  int64_t k = 0;
+  for (const DynamicAxis& a : it->second) {
+    ++k;
+    if ((a.axis < 0 ? a.axis + rank : a.axis) == axis)
+      return a.name.empty() ? value + "_dynamic_axes_" + std::to_string(k) : a.name;
+  }
+  return std::nullopt;
+}
+
+void GraphInterface::apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank) {
+  auto it = options_.dynamic_axes.find(value);
+  if (it == options_.dynamic_axes.end()) return;
+  used_dynamic_axes_.insert(value);
+  if (!type.has_shape) {
+    type.has_shape = true;
+    type.shape.assign(static_cast<size_t>(rank), ir::Dim{});
+  }
+  for (const DynamicAxis& a : it->second) {
+    const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+    if (axis < 0 || axis >= rank)
+      throw Error(Error::Kind::Usage, "dynamic_axes: axis " + std::to_string(a.axis) + " of '" + value +
+                                          "' is out of range: it has " + std::to_string(rank) + " dimension" +
+                                          (rank == 1 ? "" : "s"));
+    type.shape[static_cast<size_t>(axis)] = ir::Dim::named(*axis_name(value, axis, rank));
+  }
+}
+
+void GraphInterface::add_outputs(ir::Graph* g, const std::vector<Output>& outputs) {
+  if (outputs.empty()) throw Error(Error::Kind::Conversion, "the model returns no tensors");
+  if (options_.output_names.size() > outputs.size())
+    throw Error(Error::Kind::Usage, "output_names has " + std::to_string(options_.output_names.size()) +
+                                        " names but the model has " + std::to_string(outputs.size()) + " outputs");
+  std::set<ir::Value*> seen;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    ir::Value* v = outputs[i].value;
+    std::string name = i < options_.output_names.size() ? options_.output_names[i]
+                       : outputs.size() == 1             ? std::string("output")
+                                                         : "output_" + std::to_string(i);
+    // A value that is an input, an initializer or already an output gets its own Identity.
+    if (!v->producer() || seen.count(v)) {
+      ir::Value* id = g->create_node("Identity", {v}, 1)->output(0);
+      id->set_type(v->type());
+      v = id;
+    }
+    seen.insert(v);
+    // Graph outputs need a shape: at least the rank PyTorch produced
+    // (inference fills in what it can).
+    if (!v->type().has_shape && outputs[i].rank >= 0) {
+      v->type().has_shape = true;
+      v->type().shape.assign(static_cast<size_t>(outputs[i].rank), ir::Dim{});
+    }
+    if (v->name() != name) {
+      if (ir::Value* holder = g->names().taken(name) ? value_named(g, name) : nullptr;
+          holder && (holder->is_initializer() || is_graph_input(g, holder))) {
+        // A default name yields to an input or a weight (a forward(output)
+        // argument); a name the user gave cannot be both.
+        if (i < options_.output_names.size())
+          throw Error(Error::Kind::Usage, "output name '" + name + "' is already the name of a graph input or "
+                                          "initializer: ONNX values need distinct names");
+        name = g->unique_name(name);
+        g->names().release(name);
+      } else if (holder) {
+        g->rename_unique(holder, name + "_renamed");
+      } else if (g->names().taken(name)) {
+        g->names().release(name);  // a node's name: nodes and values are named apart in ONNX
+      }
+      g->rename(v, name);
+    }
+    if (has_dynamic_axes(name)) {
+      const int64_t rank = v->type().has_shape ? v->type().rank() : outputs[i].rank;
+      if (rank < 0) throw Error(Error::Kind::Usage, "dynamic_axes: the rank of output '" + name + "' is unknown");
+      apply_dynamic_axes(name, v->type(), rank);
+    }
+    g->add_output(v);
+  }
+  check_dynamic_axes_used(g);
+}
+
+void GraphInterface::check_dynamic_axes_used(const ir::Graph* g) const {
+  for (const auto& [name, axes] : options_.dynamic_axes) {
+    if (used_dynamic_axes_.count(name)) continue;
+    std::string inputs, outputs;
+    for (const ir::Value* v : g->inputs()) inputs += (inputs.empty() ? "" : ", ") + v->name();
+    for (const ir::Value* v : g->outputs()) outputs += (outputs.empty() ? "" : ", ") + v->name();
+    throw Error(Error::Kind::Usage, "dynamic_axes names '" + name + "', which is neither an input nor an output " +
+                                        "of the exported model (inputs: " + inputs + "; outputs: " + outputs + ")");
+  }
+}
+
+}  // namespace torch2onnx::convert

@@ -1,0 +1,57 @@
+// The exported graph's interface, shared by both frontends: the model
+// itself, input and output names (input_names / output_names), dynamic
+// dims (dynamic_axes), and the graph outputs.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/model.h"
+#include "torch2onnx/options.h"
+
+namespace torch2onnx::convert {
+
+class GraphInterface {
+ public:
+  explicit GraphInterface(const ExportOptions& options) : options_(options) {}
+
+  // A new model at the options' opset (its IR version, custom opsets) with
+  // an empty graph named "main_graph".
+  ir::Model new_model() const;
+
+  // The name of flat input `index` (user inputs, then weights): input_names'
+  // where it has one, else `fallback`.
+  std::string input_name(size_t index, const std::string& fallback) const;
+  // input_names may not name more inputs than the model has (Error(Usage)).
+  void check_input_names(size_t inputs) const;
+
+  // The name dynamic_axes gives dim `axis` of the input or output `value`
+  // (of `rank` dims), if any; `value` counts as named by dynamic_axes.
+  std::optional<std::string> axis_name(const std::string& value, int64_t axis, int64_t rank);
+  // Names the dims dynamic_axes lists for `value` in `type` (Error(Usage)
+  // for an axis out of range); a type without a shape gets `rank` dims.
+  void apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank);
+  bool has_dynamic_axes(const std::string& value) const { return options_.dynamic_axes.count(value) != 0; }
+
+  // A graph output: its value, and the rank PyTorch showed (-1: unknown)
+  // for a value whose type has no shape yet.
+  struct Output {
+    ir::Value* value = nullptr;
+    int64_t rank = -1;
+  };
+  // Adds `outputs` to `g` in order, named by output_names (else "output" or
+  // "output_<i>"), an Identity where a value is an input, an initializer or
+  // an output already; applies dynamic_axes to them, then checks that every
+  // dynamic_axes entry named an input or an output.
+  void add_outputs(ir::Graph* g, const std::vector<Output>& outputs);
+
+ private:
+  void check_dynamic_axes_used(const ir::Graph* g) const;
+
+  const ExportOptions& options_;
+  std::set<std::string> used_dynamic_axes_;
+};
+
+}  // namespace torch2onnx::convert

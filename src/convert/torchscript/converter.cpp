@@ -1,0 +1,334 @@
+#include "convert/torchscript/converter.h"
+
+#include <iterator>
+
+#include "convert/dispatch.h"
+#include "convert/fallback.h"
+#include "convert/quantized_args.h"
+#include "convert/torchscript.h"
+#include "convert/unsupported.h"
+
+namespace torch2onnx::convert::torchscript {
+
+ir::Model Converter::run() {
+  ir::Model model = interface_.new_model();
+  graph_ = model.graph.get();
+  make_inputs();
+  auto nodes = tg_.graph->nodes();
+  const auto total = std::distance(nodes.begin(), nodes.end());
+  int64_t done = 0;
+  for (Node* n : nodes) {
+    convert_node(n);
+    if (options_.progress && ++done % 256 == 0) options_.progress("converting", double(done) / double(total));
+  }
+  graph_->set_current_origin(nullptr);
+  make_outputs();
+  return model;
+}
+
+ir::ValueType Converter::input_type(const at::Tensor& t) {
+  return ir::ValueType::tensor(to_dtype(t.scalar_type()), t.sizes().vec());
+}
+
+void Converter::make_inputs() {
+  size_t used_params = 0;
+  for (const auto& p : tg_.params) used_params += p.value->hasUses() ? 1 : 0;
+  const size_t total = tg_.user_inputs.size() + used_params;
+  interface_.check_input_names(total);
+  size_t flat = 0;
+  for (size_t i = 0; i < tg_.user_inputs.size(); ++i, ++flat) {
+    std::string base = tg_.user_input_names[i];
+    const std::string name = interface_.input_name(flat, base);
+    ir::ValueType type = input_type(tg_.example_inputs[i]);
+    interface_.apply_dynamic_axes(name, type, tg_.example_inputs[i].dim());
+    ir::Value* v = graph_->add_input(name, type);
+    slot_of(tg_.user_inputs[i]) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+  }
+  for (const auto& p : tg_.params) {
+    if (!p.value->hasUses()) continue;
+    std::string name = interface_.input_name(flat++, p.name);
+    ir::Value* v = nullptr;
+    if (options_.export_params) {
+      v = graph_->add_initializer(name, borrow(p.tensor));
+    } else {
+      v = graph_->add_input(name, input_type(p.tensor));
+    }
+    slot_of(p.value) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+  }
+}
+
+Slot& Converter::slot_of(const TValue* v) {
+  return slots_[v];
+}
+
+const Slot& Converter::get_slot(const TValue* v) {
+  auto it = slots_.find(v);
+  if (it == slots_.end() || it->second.kind == Slot::Kind::Empty)
+    throw Error(Error::Kind::Internal, "conversion: value %" + v->debugName() + " has no ONNX counterpart");
+  return it->second;
+}
+
+void Converter::convert_structural(Node* n) {
+  const auto k = n->kind();
+  if (k == c10::prim::Constant) {
+    auto iv = torch::jit::toIValue(n->output());
+    if (iv && iv->isTensor() && iv->toTensor().is_quantized()) {
+      const std::string name = n->output()->hasDebugName() ? n->output()->debugName() : std::string();
+      slot_of(n->output()) = Slot{Slot::Kind::Value, {}, quantized_constant(iv->toTensor(), name), {}, next_id_++};
+      return;
+    }
+    slot_of(n->output()) = Slot{Slot::Kind::Constant, iv ? *iv : c10::IValue(), nullptr, {}, next_id_++};
+  } else if (k == c10::prim::ListConstruct || k == c10::prim::TupleConstruct) {
+    Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
+    for (TValue* in : n->inputs()) s.elements.push_back(get_slot(in));
+    slot_of(n->output()) = std::move(s);
+  } else if (k == c10::prim::DictConstruct) {
+    // Keys are dropped: a dict output becomes its values, in order.
+    Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
+    for (size_t i = 1; i < n->inputs().size(); i += 2) s.elements.push_back(get_slot(n->input(i)));
+    slot_of(n->output()) = std::move(s);
+  } else if (k == c10::prim::ListUnpack || k == c10::prim::TupleUnpack) {
+    Slot s = get_slot(n->input());
+    std::vector<Slot> elems = unpack(s, n->outputs().size(), n);
+    for (size_t i = 0; i < elems.size(); ++i) slot_of(n->output(i)) = elems[i];
+  } else if (k == c10::prim::TupleIndex) {
+    Slot s = get_slot(n->input(0));
+    const Slot& idx = get_slot(n->input(1));
+    if (idx.kind != Slot::Kind::Constant) throw Error(Error::Kind::Conversion, "tuple index must be a constant");
+    auto elems = unpack(s, 0, n);
+    int64_t i = idx.constant.toInt();
+    if (i < 0) i += static_cast<int64_t>(elems.size());
+    slot_of(n->output()) = elems.at(static_cast<size_t>(i));
+  } else if (k == c10::prim::unchecked_cast) {
+    slot_of(n->output()) = get_slot(n->input());
+  } else if (k == c10::prim::Uninitialized) {  // read on no path: None until a branch or loop sets it
+    slot_of(n->output()) = Slot{Slot::Kind::Constant, c10::IValue(), nullptr, {}, next_id_++};
+  }
+}
+
+std::vector<Slot> Converter::unpack(const Slot& s, size_t expected, Node* n) {
+  std::vector<Slot> out;
+  if (s.kind == Slot::Kind::List) {
+    out = s.elements;
+  } else if (s.kind == Slot::Kind::Constant && (s.constant.isList() || s.constant.isTuple())) {
+    std::vector<c10::IValue> items = s.constant.isList() ? s.constant.toListRef().vec()
+                                                        : s.constant.toTupleRef().elements().vec();
+    for (auto& iv : items) out.push_back(Slot{Slot::Kind::Constant, iv, nullptr, {}, next_id_++});
+  } else {
+    throw Error(Error::Kind::Conversion, std::string(n->kind().toQualString()) + " in " +
+                                             torch_side::describe_origin(*origins_.of(n)) +
+                                             ": unpacking a list whose length is only known at run time");
+  }
+  if (expected && out.size() != expected)
+    throw Error(Error::Kind::Internal, "unpacking " + std::to_string(out.size()) + " elements into " +
+                                           std::to_string(expected) + " values");
+  return out;
+}
+
+void Converter::convert_node(Node* n) {
+  if (n->kind() == c10::prim::If) {
+    convert_if(n);
+    return;
+  }
+  if (n->kind() == c10::prim::Loop) {
+    convert_loop(n);
+    return;
+  }
+  if ((n->kind() == c10::aten::stack || n->kind() == c10::aten::cat) && n->inputs().size() == 2 &&
+      get_slot(n->input(0)).kind == Slot::Kind::Sequence) {
+    convert_sequence_concat(n);
+    return;
+  }
+  if (is_list_op(n)) {
+    convert_list_op(n);
+    return;
+  }
+  if (convert_optional_test(n) || convert_unseen_dtype(n)) return;
+  if (is_structural(n->kind())) {
+    convert_structural(n);
+    return;
+  }
+  const std::string kind = n->kind().toQualString();
+  auto origin = origins_.of(n);
+  const SymbolicFn* fn = resolve(registry_, kind, options_.opset_version);
+
+  std::vector<Arg> args;
+  args.reserve(n->inputs().size());
+  const c10::FunctionSchema* schema = n->maybeSchema();
+  for (size_t i = 0; i < n->inputs().size(); ++i) {
+    std::string name = schema && i < schema->arguments().size() ? schema->arguments()[i].name() : std::string();
+    args.push_back(make_arg(n->input(i), name));
+  }
+  std::vector<OutputInfo> outs;
+  for (const TValue* o : n->outputs()) outs.push_back(make_output_info(o));
+  SymbolicFn fallback = fallback_for(n, kind, fn != nullptr, args, outs);
+  if (fallback) fn = &fallback;
+  if (!fn) throw Error(Error::Kind::Internal, "no symbolic for " + kind + " (should have been reported earlier)");
+
+  graph_->set_current_origin(origin);
+  std::optional<QuantizedCall> quantized;
+  if (!fallback) quantized.emplace(kind, args, outs, graph_, options_.opset_version);
+  if (quantized && !quantized->active()) quantized.reset();
+  SymbolicContext ctx(kind, std::move(args), std::move(outs), graph_, options_.opset_version, this);
+  ctx.set_source_node(n);
+  run_symbolic(*fn, ctx, kind, torch_side::describe_origin(*origin));
+  const auto& results = ctx.results();
+  for (size_t i = 0; i < n->outputs().size(); ++i) {
+    const OutputSlot& r = results[i];
+    if (!r.set) {
+      if (n->output(i)->hasUses())
+        throw Error(Error::Kind::Internal, "the symbolic for " + kind + " did not produce output " + std::to_string(i));
+      continue;
+    }
+    if (r.is_sequence) {
+      r.value->set_type(ir::ValueType::sequence(list_dtype({n->output(i)})));
+      slot_of(n->output(i)) = sequence_slot(r.value);
+    } else if (r.is_list) {
+      Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
+      for (ir::Value* e : r.elements)
+        s.elements.push_back(Slot{Slot::Kind::Value, {}, quantized ? quantized->result(i, e) : e, {}, next_id_++});
+      slot_of(n->output(i)) = std::move(s);
+    } else {
+      ir::Value* v = r.value;
+      if (quantized) v = quantized->result(i, v);
+      check_dtype(kind, torch_side::describe_origin(*origin), v, quantized ? quantized->original(i) : ctx.out_info(i));
+      slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+    }
+  }
+}
+
+SymbolicFn Converter::fallback_for(Node* n, const std::string& kind, bool has_symbolic, const std::vector<Arg>& args, const std::vector<OutputInfo>& outs) {
+  const bool aten = kind.rfind("aten::", 0) == 0;
+  bool tensor_outputs = true, complex = false;
+  auto is_complex = [](ir::DType t) { return t == ir::DType::Complex64 || t == ir::DType::Complex128; };
+  for (const OutputInfo& o : outs) {
+    tensor_outputs = tensor_outputs && o.kind == Arg::Kind::Tensor;
+    complex = complex || is_complex(o.dtype);
+  }
+  for (const Arg& a : args) complex = complex || (a.kind == Arg::Kind::Tensor && is_complex(a.dtype));
+  if (complex && options_.operator_export_type != OperatorExportType::Onnx) has_symbolic = false;
+  const auto mode = options_.operator_export_type;
+  // ONNX_ATEN: every aten op as ATen, but those returning lists (one ONNX node cannot) where they convert.
+  const bool as_aten = aten && ((mode == OperatorExportType::OnnxAten && (tensor_outputs || !has_symbolic)) ||
+                                (mode == OperatorExportType::OnnxAtenFallback && !has_symbolic));
+  if (as_aten) {
+    const c10::FunctionSchema* schema = n->maybeSchema();
+    return convert::aten_node(kind.substr(6), schema ? schema->overload_name() : std::string());
+  }
+  if (mode == OperatorExportType::OnnxFallthrough && !has_symbolic) {
+    const size_t sep = kind.find("::");
+    return convert::passthrough_node(kind.substr(0, sep), kind.substr(sep + 2));
+  }
+  return {};
+}
+
+void Converter::flatten_output(const Slot& s, std::vector<ir::Value*>& out) {
+  switch (s.kind) {
+    case Slot::Kind::Value:
+    case Slot::Kind::Sequence:  // a list of run-time length: an ONNX sequence output
+      out.push_back(s.present ? optional_value(graph_, s.value, s.present, options_.opset_version) : s.value);
+      if (const ir::Quantization* q = s.value->quantization()) {  // as torch.onnx: integers, scale, zero point
+        if (q->per_channel())
+          throw Error(Error::Kind::Conversion, "a per-channel quantized tensor cannot be a graph output "
+                                               "(dequantize it first)");
+        out.push_back(q->scale);
+        out.push_back(q->zero_point);
+      }
+      break;
+    case Slot::Kind::List:
+      for (const Slot& e : s.elements) flatten_output(e, out);
+      break;
+    case Slot::Kind::Constant: {
+      const c10::IValue& iv = s.constant;
+      if (iv.isNone()) break;
+      if (iv.isList() || iv.isTuple()) {
+        for (const Slot& e : unpack(s, 0, nullptr)) flatten_output(e, out);
+        break;
+      }
+      SymbolicContext ctx("output", {arg_from_constant(iv, -1)}, {}, graph_, options_.opset_version, nullptr);
+      out.push_back(ctx.in(0));
+      break;
+    }
+    case Slot::Kind::Empty: break;
+  }
+}
+
+void Converter::flatten_info(const ExampleInfo* info, std::vector<const ExampleInfo*>& out) {
+  if (info && (info->kind == ExampleInfo::Kind::List || info->kind == ExampleInfo::Kind::Tuple)) {
+    for (const auto& e : info->elements) flatten_info(&e, out);
+  } else if (!info || info->kind != ExampleInfo::Kind::None) {
+    out.push_back(info);
+    if (info && info->kind == ExampleInfo::Kind::Tensor && c10::isQIntType(info->dtype))
+      out.insert(out.end(), 2, nullptr);  // its scale and zero point
+  }
+}
+
+void Converter::make_outputs() {
+  std::vector<ir::Value*> flat;
+  std::vector<const ExampleInfo*> flat_info;
+  for (const TValue* o : tg_.graph->outputs()) {
+    const size_t before = flat.size();
+    flatten_output(get_slot(o), flat);
+    std::vector<const ExampleInfo*> infos;
+    flatten_info(info_of(o), infos);
+    // (an output the example left None, or whose structure it did not show: no example facts)
+    if (infos.size() != flat.size() - before) infos.assign(flat.size() - before, nullptr);
+    flat_info.insert(flat_info.end(), infos.begin(), infos.end());
+  }
+  std::vector<GraphInterface::Output> outputs;
+  for (size_t i = 0; i < flat.size(); ++i) {
+    int64_t rank = -1;  // the rank PyTorch produced, where the example showed it
+    if (const ExampleInfo* info = flat_info[i]) {
+      if (info->kind == ExampleInfo::Kind::Tensor) rank = static_cast<int64_t>(info->sizes.size());
+      if (info->kind == ExampleInfo::Kind::Int || info->kind == ExampleInfo::Kind::Float ||
+          info->kind == ExampleInfo::Kind::Bool)
+        rank = 0;  // numbers are 0-d
+    }
+    outputs.push_back({flat[i], rank});
+  }
+  interface_.add_outputs(graph_, outputs);
+}
+
+namespace {
+
+// True when operator_export_type keeps `kind` as a node where it has no conversion.
+bool kept_by_mode(const std::string& kind, OperatorExportType mode) {
+  if (mode == OperatorExportType::OnnxFallthrough) return true;
+  return kind.rfind("aten::", 0) == 0 &&
+         (mode == OperatorExportType::OnnxAten || mode == OperatorExportType::OnnxAtenFallback);
+}
+
+void collect_unsupported(torch::jit::Block* b, const Registry& registry, int opset, OperatorExportType mode,
+                         torch_side::OriginTable& origins, UnsupportedCollector& out) {
+  for (Node* n : b->nodes()) {
+    for (torch::jit::Block* sub : n->blocks()) collect_unsupported(sub, registry, opset, mode, origins, out);
+    if (handled_by_converter(n)) continue;
+    const bool marked = n->hasAttribute(torch_side::kUnconvertibleAttr);
+    const std::string kind = marked ? n->s(torch_side::kUnconvertibleAttr) : n->kind().toQualString();
+    if (!marked && (resolve(registry, kind, opset) || kept_by_mode(kind, mode))) continue;
+    auto first = first_opset(registry, kind);
+    out.add(kind, torch_side::describe_origin(*origins.of(n)),
+            first && *first > opset ? first : std::nullopt);
+  }
+}
+
+}  // namespace
+}  // namespace torch2onnx::convert::torchscript
+
+namespace torch2onnx::convert {
+
+std::vector<UnsupportedOperator> find_unsupported(const torch_side::TorchGraph& tg, const Registry& registry,
+                                                  int opset, OperatorExportType mode) {
+  UnsupportedCollector found;
+  torch_side::OriginTable origins(tg.root_class);
+  torchscript::collect_unsupported(tg.graph->block(), registry, opset, mode, origins, found);
+  return found.take();
+}
+
+ir::Model convert(torch_side::TorchGraph& tg, const Registry& registry, const ExportOptions& options) {
+  throw_if_unsupported(find_unsupported(tg, registry, options.opset_version, options.operator_export_type),
+                       options.opset_version);
+  return torchscript::Converter(tg, registry, options).run();
+}
+
+}  // namespace torch2onnx::convert

@@ -1,0 +1,200 @@
+#include "convert/torchscript/converter.h"
+
+namespace torch2onnx::convert::torchscript {
+
+ir::DType Converter::list_dtype(std::initializer_list<const TValue*> vs) {
+  for (const TValue* v : vs) {
+    const ExampleInfo* info = v ? info_of(v) : nullptr;
+    if (!info) continue;
+    for (const auto& e : info->elements) {
+      if (e.kind == ExampleInfo::Kind::Tensor && e.dtype != at::ScalarType::Undefined) return to_dtype(e.dtype);
+      if (e.kind == ExampleInfo::Kind::Int) return ir::DType::Int64;
+      if (e.kind == ExampleInfo::Kind::Float) return ir::DType::Double;
+      if (e.kind == ExampleInfo::Kind::Bool) return ir::DType::Bool;
+    }
+  }
+  return ir::DType::Float;
+}
+
+void Converter::require_sequences(const Node* n, int opset, const char* why) {
+  if (options_.opset_version < opset)
+    throw Error(Error::Kind::Conversion,
+                std::string(n->kind().toQualString()) + " in " + torch_side::describe_origin(*origins_.of(n)) +
+                    ": a list whose length is only known at run time " + why + " (opset " + std::to_string(opset) +
+                    " or later)");
+}
+
+ir::Value* Converter::to_sequence(const Slot& s, ir::DType dt, const TValue* v, const Node* n) {
+  if (s.kind == Slot::Kind::Sequence) return s.value;
+  require_sequences(n);
+  std::vector<Slot> elems = s.kind == Slot::Kind::List ? s.elements : unpack(s, 0, const_cast<Node*>(n));
+  std::vector<ir::Value*> values;
+  for (const Slot& e : elems) values.push_back(element_value(e, dt));
+  ir::Value* seq = values.empty()
+                       ? graph_->create_node("SequenceEmpty", {}, 1, {{"dtype", static_cast<int64_t>(dt)}})->output(0)
+                       : graph_->create_node("SequenceConstruct", values, 1)->output(0);
+  seq->set_type(ir::ValueType::sequence(dt));
+  (void)v;
+  return seq;
+}
+
+ir::Value* Converter::element_value(const Slot& e, ir::DType dt) {
+  if (e.kind == Slot::Kind::Value) return dt == ir::DType::Undefined ? e.value : cast_value(e.value, dt);
+  if (e.kind == Slot::Kind::Constant) {
+    SymbolicContext ctx("list element", {arg_from_constant(e.constant, e.id)}, {}, graph_, options_.opset_version,
+                        this);
+    return ctx.in_as(0, dt);
+  }
+  throw Error(Error::Kind::Conversion, "lists of lists cannot be exported");
+}
+
+ir::Value* Converter::cast_value(ir::Value* v, ir::DType dt) {
+  SymbolicContext ctx("cast", {}, {}, graph_, options_.opset_version, this);
+  return ctx.cast(v, dt);
+}
+
+Slot Converter::value_slot(ir::Value* v) {
+  return Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+}
+
+Slot Converter::sequence_slot(ir::Value* v) {
+  return Slot{Slot::Kind::Sequence, {}, v, {}, next_id_++};
+}
+
+ir::Value* Converter::int_value(const TValue* v) {
+  return single_value(v, ir::DType::Int64, "a list index");
+}
+
+std::vector<Slot> Converter::python_slice(const std::vector<Slot>& elems, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step, Node* n) {
+  if (step == 0)
+    throw Error(Error::Kind::Conversion, "list slice step cannot be zero (in " +
+                                             torch_side::describe_origin(*origins_.of(n)) + ")");
+  const int64_t len = static_cast<int64_t>(elems.size());
+  auto clamp = [&](std::optional<int64_t> b, int64_t dflt) {
+    if (!b) return dflt;
+    int64_t v = *b < 0 ? *b + len : *b;
+    return step > 0 ? std::clamp<int64_t>(v, 0, len) : std::clamp<int64_t>(v, -1, len - 1);
+  };
+  const int64_t from = clamp(start, step > 0 ? 0 : len - 1), to = clamp(end, step > 0 ? len : -1);
+  std::vector<Slot> out;
+  for (int64_t i = from; step > 0 ? i < to : i > to; i += step) out.push_back(elems[static_cast<size_t>(i)]);
+  return out;
+}
+
+void Converter::convert_list_op(Node* n) {
+  graph_->set_current_origin(origins_.of(n));
+  const auto k = n->kind();
+  Slot list = get_slot(n->input(0));
+  const bool fixed = list.kind == Slot::Kind::List ||
+                     (list.kind == Slot::Kind::Constant && (list.constant.isList() || list.constant.isTuple()));
+  std::vector<Slot> elems = fixed ? unpack(list, 0, n) : std::vector<Slot>{};
+  const ir::DType dt = list_dtype({n->input(0), n->outputs().empty() ? nullptr : n->output()});
+  auto const_index = [&](size_t i) -> std::optional<int64_t> {
+    const Slot& s = get_slot(n->input(i));
+    if (s.kind == Slot::Kind::Constant && s.constant.isInt()) return s.constant.toInt();
+    return std::nullopt;
+  };
+  if (k == c10::aten::list) {
+    slot_of(n->output()) = list;
+  } else if (k == c10::aten::add) {  // list + list
+    Slot other = get_slot(n->input(1));
+    const bool other_fixed = other.kind == Slot::Kind::List ||
+                             (other.kind == Slot::Kind::Constant && (other.constant.isList() || other.constant.isTuple()));
+    if (!other_fixed)
+      throw Error(Error::Kind::Conversion, "concatenating a list of run-time length (in " +
+                                               torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
+    std::vector<Slot> tail = unpack(other, 0, n);
+    if (fixed) {
+      elems.insert(elems.end(), tail.begin(), tail.end());
+      slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+    } else {
+      ir::Value* seq = to_sequence(list, dt, n->input(0), n);
+      for (const Slot& e : tail) {
+        seq = graph_->create_node("SequenceInsert", {seq, element_value(e, dt)}, 1)->output(0);
+        seq->set_type(ir::ValueType::sequence(dt));
+      }
+      slot_of(n->output()) = sequence_slot(seq);
+    }
+  } else if (k == c10::aten::append) {
+    if (fixed) {
+      elems.push_back(get_slot(n->input(1)));
+      slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+    } else {
+      ir::Value* seq = graph_->create_node("SequenceInsert", {list.value, element_value(get_slot(n->input(1)), dt)},
+                                           1)->output(0);
+      seq->set_type(ir::ValueType::sequence(dt));
+      slot_of(n->output()) = sequence_slot(seq);
+    }
+  } else if (k == c10::aten::len) {
+    if (fixed) {
+      slot_of(n->output()) = Slot{Slot::Kind::Constant, c10::IValue(static_cast<int64_t>(elems.size())), nullptr, {},
+                                  next_id_++};
+    } else {
+      ir::Value* len = graph_->create_node("SequenceLength", {list.value}, 1)->output(0);
+      len->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
+      slot_of(n->output()) = value_slot(len);
+    }
+  } else if (k == c10::aten::__getitem__) {
+    auto idx = const_index(1);
+    if (fixed && idx) {
+      int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(elems.size()) : *idx;
+      if (i < 0 || i >= static_cast<int64_t>(elems.size()))
+        throw Error(Error::Kind::Conversion, "list index out of range in " +
+                                                 torch_side::describe_origin(*origins_.of(n)));
+      slot_of(n->output()) = elems[static_cast<size_t>(i)];
+    } else {
+      ir::Value* seq = to_sequence(list, dt, n->input(0), n);
+      ir::Value* item = graph_->create_node("SequenceAt", {seq, int_value(n->input(1))}, 1)->output(0);
+      item->type().dtype = dt;
+      slot_of(n->output()) = value_slot(item);
+    }
+  } else if (k == c10::aten::slice) {  // l[start:end:step]
+    if (!fixed)
+      throw Error(Error::Kind::Conversion, "slicing a list of run-time length (in " +
+                                               torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
+    auto bound = [&](size_t i) -> std::optional<int64_t> {
+      const Slot& s = get_slot(n->input(i));
+      if (s.kind == Slot::Kind::Constant && s.constant.isNone()) return std::nullopt;
+      if (auto v = const_index(i)) return v;
+      throw Error(Error::Kind::Conversion, "a list slice bound computed at run time (in " +
+                                               torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
+    };
+    slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr,
+                                python_slice(elems, bound(1), bound(2), bound(3).value_or(1), n), next_id_++};
+  } else if (k == c10::aten::_set_item) {
+    auto idx = const_index(1);
+    if (fixed && idx) {
+      int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(elems.size()) : *idx;
+      elems.at(static_cast<size_t>(i)) = get_slot(n->input(2));
+      slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+    } else {
+      // erase then insert at the same (non-negative) position
+      ir::Value* seq = to_sequence(list, dt, n->input(0), n);
+      ir::Value* pos = int_value(n->input(1));
+      ir::Value* len = graph_->create_node("SequenceLength", {seq}, 1)->output(0);
+      ir::Value* zero = cast_value(graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Int64, 0)}})->output(0), ir::DType::Int64);
+      ir::Value* neg = graph_->create_node("Less", {pos, zero}, 1)->output(0);
+      ir::Value* wrapped = graph_->create_node("Add", {pos, len}, 1)->output(0);
+      pos = graph_->create_node("Where", {neg, wrapped, pos}, 1)->output(0);
+      ir::Value* erased = graph_->create_node("SequenceErase", {seq, pos}, 1)->output(0);
+      ir::Value* out = graph_->create_node("SequenceInsert", {erased, element_value(get_slot(n->input(2)), dt), pos}, 1)
+                           ->output(0);
+      out->set_type(ir::ValueType::sequence(dt));
+      slot_of(n->output()) = sequence_slot(out);
+    }
+  }
+}
+
+void Converter::convert_sequence_concat(Node* n) {
+  graph_->set_current_origin(origins_.of(n));
+  const Slot& list = get_slot(n->input(0));
+  const Slot& dim = get_slot(n->input(1));
+  if (dim.kind != Slot::Kind::Constant) throw Error(Error::Kind::Conversion, "stack/cat needs a constant dim");
+  const int64_t new_axis = n->kind() == c10::aten::stack ? 1 : 0;
+  ir::Value* out = graph_->create_node("ConcatFromSequence", {list.value}, 1,
+                                       {{"axis", dim.constant.toInt()}, {"new_axis", new_axis}})->output(0);
+  out->type().dtype = example_dtype(n->output());
+  slot_of(n->output()) = value_slot(out);
+}
+
+}  // namespace torch2onnx::convert::torchscript
