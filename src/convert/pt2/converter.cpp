@@ -1,0 +1,226 @@
+#include "convert/pt2/converter.h"
+
+#include <cctype>
+
+#include "convert/dispatch.h"
+#include "convert/program.h"
+#include "convert/unsupported.h"
+
+namespace torch2onnx::convert::pt2 {
+namespace {
+
+bool is_symbol(const std::string& e) {
+  if (e.empty() || !(std::isalpha(static_cast<unsigned char>(e[0])) || e[0] == '_')) return false;
+  for (char c : e)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+}  // namespace
+
+ir::Model ProgramConverter::run() {
+  throw_if_unsupported(unsupported_operators(p_, registry_, options_.opset_version), options_.opset_version);
+  ir::Model model = interface_.new_model();
+  graph_ = model.graph.get();
+  Scope top{&p_.graph, scopes_++};
+  scope_ = &top;
+  make_inputs();
+  convert_nodes(p_.graph);
+  graph_->set_current_origin(nullptr);
+  make_outputs();
+  scope_ = nullptr;
+  return model;
+}
+
+void ProgramConverter::convert_nodes(const Graph& g) {
+  const size_t total = g.nodes.size();
+  size_t done = 0;
+  const bool top = &g == &p_.graph;
+  for (const Node& n : g.nodes) {
+    convert_node(n);
+    if (top && options_.progress && ++done % 256 == 0) options_.progress("converting", double(done) / double(total));
+  }
+}
+
+[[noreturn]] void ProgramConverter::fail(const Node* n, const std::string& why) const {
+  throw Error(Error::Kind::Conversion,
+              n ? "cannot convert " + n->target + " in " + where(*n) + ": " + why : "cannot convert the program: " + why);
+}
+
+std::shared_ptr<const ir::Origin> ProgramConverter::origin_of(const Node& n) {
+  auto o = std::make_shared<ir::Origin>();
+  o->torch_kind = n.op.empty() ? n.target : n.op;
+  o->module_path = module_path(n);
+  o->source = user_source(n);
+  o->user_source = o->source;
+  o->source_stack = n.stack_trace;
+  return o;
+}
+
+// The name of dim `axis` of graph input `input`: dynamic_axes' name for it,
+// else one per symbol ("x_dim_0", from the first input that has it).
+std::string ProgramConverter::dim_name(const std::string& input, size_t axis, int64_t rank, const std::string& expr) {
+  if (auto given = interface_.axis_name(input, static_cast<int64_t>(axis), rank)) {
+    if (!is_symbol(expr))
+      throw Error(Error::Kind::Usage, "dynamic_axes names dim " + std::to_string(axis) + " of '" + input +
+                                          "', which the program has as " + (expr.empty() ? "a static size" : expr) +
+                                          ": export the program with that dim dynamic (dynamic_shapes)");
+    symbol_names_.emplace(expr, *given);
+    return *given;
+  }
+  if (!is_symbol(expr)) return "";
+  auto [it, fresh] = symbol_names_.emplace(expr, input + "_dim_" + std::to_string(axis));
+  (void)fresh;
+  return it->second;
+}
+
+ir::ValueType ProgramConverter::type_of(const TensorMeta& m, const std::string& graph_name) {
+  ir::ValueType t = ir::ValueType::tensor(m.dtype);
+  t.has_shape = true;
+  const int64_t rank = static_cast<int64_t>(m.sizes.size());
+  for (size_t k = 0; k < m.sizes.size(); ++k) {
+    const SymInt& s = m.sizes[k];
+    if (s.value && !(graph_name.size() && interface_.axis_name(graph_name, static_cast<int64_t>(k), rank))) {
+      t.shape.push_back(ir::Dim::of(*s.value));
+      continue;
+    }
+    const std::string expr = s.value ? "" : readable_expr(s.expr);
+    const std::string name = graph_name.empty() ? symbol_name(s.expr) : dim_name(graph_name, k, rank, expr);
+    t.shape.push_back(name.empty() ? ir::Dim{} : ir::Dim::named(name));
+  }
+  return t;
+}
+
+std::string ProgramConverter::symbol_name(const std::string& expr) const {
+  auto it = symbol_names_.find(readable_expr(expr));
+  return it == symbol_names_.end() ? "" : it->second;
+}
+
+const TensorMeta& ProgramConverter::meta(const std::string& name, const Node* n) const {
+  auto it = scope_->graph->tensor_values.find(name);
+  if (it == scope_->graph->tensor_values.end()) fail(n, "the program has no metadata for tensor '" + name + "'");
+  return it->second;
+}
+
+void ProgramConverter::make_inputs() {
+  size_t flat = 0, total = 0;
+  for (const InputSpec& s : p_.input_specs) total += s.kind == InputSpec::Kind::UserInput;
+  interface_.check_input_names(total);
+  for (const InputSpec& s : p_.input_specs) {
+    switch (s.kind) {
+      case InputSpec::Kind::UserInput: {
+        const std::string name = interface_.input_name(flat++, s.arg);
+        const TensorMeta& m = meta(s.arg, nullptr);
+        if (m.dtype == ir::DType::Undefined) fail(nullptr, "input '" + s.arg + "' is of type " + m.dtype_name);
+        ir::ValueType type = type_of(m, name);
+        interface_.apply_dynamic_axes(name, type, static_cast<int64_t>(m.sizes.size()));
+        scope_->tensors[s.arg] = graph_->add_input(name, type);
+        break;
+      }
+      case InputSpec::Kind::Parameter:
+      case InputSpec::Kind::Buffer:
+      case InputSpec::Kind::Constant:
+        scope_->tensors[s.arg] = graph_->add_initializer(s.target, stored_tensor(s.target));
+        break;
+      default:
+        fail(nullptr, "input '" + s.arg + "' is a " +
+                          (s.kind == InputSpec::Kind::CustomObject ? "custom object" : "token") +
+                          ", which the .pt2 frontend does not convert yet");
+    }
+  }
+}
+
+void ProgramConverter::set_tensor(const std::string& name, ir::Value* v, const Node& n) {
+  const TensorMeta& m = meta(name, &n);
+  OutputInfo info;
+  info.dtype = m.dtype;
+  check_dtype(n.op.empty() ? n.target : n.op, where(n), v, info);
+  scope_->tensors[name] = v;
+}
+
+void ProgramConverter::convert_node(const Node& n) {
+  graph_->set_current_origin(origin_of(n));
+  if (converted_by_frontend(n)) return convert_structural(n);
+  if (is_higher_order(n)) return convert_higher_order(n);
+  const SymbolicFn* fn = resolve(registry_, canonical(n.op), options_.opset_version);
+  if (!fn) fail(&n, "no symbolic");  // (run() reported these first)
+  std::vector<Arg> args = schema_args(n);
+  std::vector<OutputInfo> outs;
+  for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
+  SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
+  run_symbolic(*fn, ctx, n.op, where(n));
+  const auto& results = ctx.results();
+  // A write into a view (or into a viewed tensor) that changes nothing (dropout_ in eval) is harmless.
+  for (const auto& [written, base] : aliased_writes_) {
+    const bool unchanged = !results.empty() && results[0].set && scope_->tensors.count(written) &&
+                           results[0].value == scope_->tensors[written];
+    if (!unchanged)
+      fail(&n, "it writes into " + (base != written ? "a view of " + base : "'" + written + "', which has views") +
+                   ", which the .pt2 frontend does not convert yet: save the functional program instead "
+                   "(ep = ep.run_decompositions() before torch.export.save)");
+  }
+  aliased_writes_.clear();
+  set_outputs(n, results);
+}
+
+void ProgramConverter::set_outputs(const Node& n, const std::vector<OutputSlot>& results) {
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const Argument& o = n.outputs[i];
+    if (o.kind == "as_none") continue;
+    if (i >= results.size() || !results[i].set) {
+      if (o.kind == "as_tensor" && !o.names.empty()) scope_->unset.insert(o.names[0]);
+      continue;
+    }
+    const OutputSlot& r = results[i];
+    if (o.kind == "as_tensor") {
+      set_tensor(o.names.at(0), r.value, n);
+      // an in-place op's first argument now holds its result: later reads of it read that
+      if (i == 0 && in_place(n.op) && !n.inputs.empty() && n.inputs[0].arg.kind == "as_tensor")
+        scope_->tensors[n.inputs[0].arg.names.at(0)] = r.value;
+    } else if (o.kind == "as_tensors") {
+      if (!r.is_list || r.elements.size() != o.names.size())
+        fail(&n, "its symbolic returned " + std::to_string(r.elements.size()) + " tensors where PyTorch has " +
+                     std::to_string(o.names.size()));
+      for (size_t e = 0; e < o.names.size(); ++e)
+        if (!o.names[e].empty()) set_tensor(o.names[e], r.elements[e], n);
+    } else if (o.kind == "as_sym_int" && !o.names.empty()) {
+      scope_->syms[o.names[0]] = Sym{r.value, std::nullopt, ir::DType::Int64};
+    } else {
+      fail(&n, "its output is of a kind (" + o.kind + ") the .pt2 frontend does not convert yet");
+    }
+  }
+}
+
+// The user outputs (mutated buffers are not outputs, as torch.onnx has it),
+// with the program's shapes (symbols named as the inputs name them).
+void ProgramConverter::make_outputs() {
+  std::vector<GraphInterface::Output> outputs;
+  for (const OutputSpec& s : p_.output_specs) {
+    if (s.kind != OutputSpec::Kind::UserOutput) continue;
+    ir::Value* v = nullptr;
+    if (auto t = scope_->tensors.find(s.arg); t != scope_->tensors.end()) v = t->second;
+    else if (auto y = scope_->syms.find(s.arg); y != scope_->syms.end()) v = y->second.value;
+    if (!v)
+      fail(nullptr, "output '" + s.arg + "' is not computed" +
+                        (scope_->unset.count(s.arg) ? " (its symbolic left it out)" : ""));
+    if (auto m = p_.graph.tensor_values.find(s.arg); m != p_.graph.tensor_values.end()) {
+      if (!v->producer()) v = graph_->create_node("Identity", {v}, 1)->output(0);  // (an input keeps its type)
+      ir::ValueType t = type_of(m->second, "");
+      t.dtype = v->dtype() == ir::DType::Undefined ? m->second.dtype : v->dtype();
+      v->set_type(t);
+    }
+    outputs.push_back({v, v->type().has_shape ? v->type().rank() : -1});
+  }
+  interface_.add_outputs(graph_, outputs);
+}
+
+}  // namespace torch2onnx::convert::pt2
+
+namespace torch2onnx::convert {
+
+ir::Model convert_program(const frontend::pt2::Program& program, const Registry& registry,
+                          const ExportOptions& options) {
+  return pt2::ProgramConverter(program, registry, options).run();
+}
+
+}  // namespace torch2onnx::convert
