@@ -131,6 +131,15 @@ void write_program(ir::Model& model, const std::string& path, const ExportOption
   write_file(model, path, options);
 }
 
+std::string export_program_to_bytes(const std::string& program, const ExportOptions& options) {
+  ir::Model model = export_program_ir(program, options, user_registry());
+  if (options.external_data || serialize::exceeds_protobuf_limit(model))
+    throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
+                                     " GiB) go to external data, which needs a file: export to a path, not to "
+                                     "memory or a file-like object");
+  return serialize::serialize_model(model, write_options(options));
+}
+
 }  // namespace api
 
 void export_model(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,

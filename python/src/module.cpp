@@ -219,6 +219,24 @@ PYBIND11_MODULE(_C, m) {
       "Returns (bytes or None, indices of the example inputs the model does not read)");
 
   m.def(
+      "export_program",
+      [](const std::string& program, py::object path, py::dict options) -> py::object {
+        ExportOptions o = options_from(options);
+        std::string file = path.is_none() ? std::string() : path.cast<std::string>();
+        std::string bytes = without_gil([&] {
+          if (!file.empty()) {
+            export_program(program, file, o);
+            return std::string();
+          }
+          return api::export_program_to_bytes(program, o);
+        });
+        return file.empty() ? py::object(py::bytes(bytes)) : py::object(py::none());
+      },
+      py::arg("program"), py::arg("path"), py::arg("options"),
+      "Exports the .pt2 program at `program` (a path, /proc/self/fd/N included); writes `path` (or returns the "
+      "bytes when path is None)");
+
+  m.def(
       "export_to_pretty_string",
       [](const torch::jit::Module& module, py::tuple args, py::dict options) {
         ExportOptions o = options_from(options);

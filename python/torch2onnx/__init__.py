@@ -18,6 +18,7 @@ from .utils import (
 )
 from . import operators, symbolic_helper, utils  # noqa: E402
 from . import _C
+from ._dynamo import ONNXProgram
 
 __version__ = _C.version()
 producer_name = "torch2onnx"
@@ -25,6 +26,7 @@ producer_version = __version__
 
 __all__ = [
     "export",
+    "ONNXProgram",
     "export_to_pretty_string",
     "register_custom_op_symbolic",
     "unregister_custom_op_symbolic",

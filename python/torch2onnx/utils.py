@@ -129,6 +129,9 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
             named[name] = value
         return export(model, args, f, kwargs=kwargs, external_data=external_data, verify=verify,
                       autograd_inlining=autograd_inlining, **named, **other)
+    if other.get("dynamo") or _is_exported_program(model):
+        return _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, opset_version,
+                              dynamic_axes, custom_opsets, external_data, verify, export_params, other)
     keep_doc_strings = _legacy_options(other)
     if other.get("aten"):
         operator_export_type = OperatorExportTypes.ONNX_ATEN
@@ -170,6 +173,35 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
                                 scripted=isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)),
                                 unused=unused)
     return None
+
+
+def _is_exported_program(model):
+    export = getattr(torch, "export", None)
+    return export is not None and isinstance(model, getattr(export, "ExportedProgram", ()))
+
+
+# torch.onnx.export(dynamo=True)'s keywords besides export()'s own.
+_DYNAMO_KEYWORDS = {"dynamo", "dynamic_shapes", "report", "optimize", "artifacts_dir", "profile",
+                    "dump_exported_program", "fallback", "custom_translation_table"}
+
+
+def _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, opset_version, dynamic_axes,
+                   custom_opsets, external_data, verify, export_params, other):
+    """export(..., dynamo=True) or an ExportedProgram: see _dynamo."""
+    from . import _dynamo
+
+    for name, value in other.items():
+        if name not in _DYNAMO_KEYWORDS:
+            raise TypeError(f"export() got an unexpected keyword argument '{name}' (with dynamo=True)")
+        if name in ("profile", "dump_exported_program", "fallback") and value:
+            warnings.warn(f"torch2onnx.export ignores {name}={value!r}", stacklevel=3)
+        if name == "custom_translation_table" and value:
+            raise errors.ExportUsageError("custom_translation_table is not supported: register symbolics with "
+                                          "torch2onnx.register_custom_op_symbolic")
+    options = _options(opset_version, export_params, verbose, TrainingMode.EVAL, input_names, output_names,
+                       OperatorExportTypes.ONNX, True, dynamic_axes, False, custom_opsets, external_data, False)
+    return _dynamo.export(model, args, f, kwargs, options, other.get("dynamic_shapes"), verify,
+                          other.get("report", False), other.get("artifacts_dir", "."))
 
 
 # Options of other torch.onnx versions: what they do here.

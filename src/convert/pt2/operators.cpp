@@ -32,7 +32,8 @@ std::string canonical(const std::string& op) {
       {"aten::subtract", "aten::sub"},       {"aten::negative", "aten::neg"},
       {"aten::fix", "aten::trunc"},          {"aten::concat", "aten::cat"},
       {"aten::concatenate", "aten::cat"},    {"aten::special_expit", "aten::sigmoid"},
-      {"aten::ger", "aten::outer"},          {"aten::row_stack", "aten::vstack"}};
+      {"aten::ger", "aten::outer"},          {"aten::row_stack", "aten::vstack"},
+      {"aten::_unsafe_view", "aten::view"}};
   if (auto it = aliases.find(op); it != aliases.end()) return it->second;
   if (in_place(op))
     if (auto it = aliases.find(op.substr(0, op.size() - 1)); it != aliases.end()) return it->second + "_";

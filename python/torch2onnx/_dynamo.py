@@ -1,0 +1,350 @@
+"""export(..., dynamo=True): the model captured with torch.export (non-strict,
+then strict, as torch.onnx does), the ExportedProgram handed to the C++ core
+in memory (a .pt2 in an anonymous in-memory file, never on disk), converted
+by the same .pt2 frontend as `torch2onnx export model.pt2`.
+
+Returns an ONNXProgram, as torch.onnx.export(dynamo=True) does."""
+import datetime
+import inspect
+import io
+import os
+import time
+
+import torch
+
+from . import _logging, errors
+
+
+class ONNXProgram:
+    """The exported model (torch.onnx.ONNXProgram's everyday API): model_proto,
+    exported_program, save(path), and calling it runs ONNX Runtime."""
+
+    def __init__(self, model_bytes, path, exported_program):
+        self._bytes = model_bytes
+        self._path = path
+        self.exported_program = exported_program
+        self._session = None
+
+    @property
+    def model_proto(self):
+        import onnx
+
+        if self._bytes is not None:
+            return onnx.load_from_string(self._bytes)
+        return onnx.load(self._path)
+
+    def save(self, destination):
+        """Writes the model to `destination` (a path or a binary file-like object)."""
+        data = self._bytes
+        if data is None:
+            data = self.model_proto.SerializeToString()
+        if hasattr(destination, "write"):
+            destination.write(data)
+        else:
+            with open(os.fspath(destination), "wb") as out:
+                out.write(data)
+
+    def __call__(self, *args, **kwargs):
+        """Runs the model in ONNX Runtime on tensors (the program's user inputs, in order)."""
+        from .verification import ort_session, run_onnx_runtime
+
+        if self._session is None:
+            self._session = ort_session(self._bytes if self._bytes is not None else self._path)
+        flat = [a for a in _flat_tensors((args, kwargs))]
+        return [torch.from_numpy(o) for o in run_onnx_runtime(self._session, flat)]
+
+    def __repr__(self):
+        return f"ONNXProgram({self._path or f'{len(self._bytes)} bytes'})"
+
+
+def _flat_tensors(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _flat_tensors(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _flat_tensors(v)
+
+
+def _split(args, kwargs):
+    """torch.onnx's args convention: a tensor, or a tuple whose trailing dict holds keyword args."""
+    if isinstance(args, torch.Tensor):
+        args = (args,)
+    args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+    kwargs = dict(kwargs or {})
+    if args and isinstance(args[-1], dict):
+        kwargs = {**args[-1], **kwargs}
+        args = args[:-1]
+    return args, kwargs
+
+
+def _param_names(model, count):
+    try:
+        params = list(inspect.signature(model.forward).parameters)
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"arg{i}" for i in range(count)]
+
+
+def _shapes_from_axes(model, args, input_names, dynamic_axes):
+    """torch.onnx's dynamic_axes as torch.export dynamic_shapes: one Dim per
+    axis name (shared by every input that names it)."""
+    names = list(input_names or []) + _param_names(model, len(args))[len(input_names or []):]
+    dims = {}
+
+    def dim(name):
+        if name not in dims:
+            dims[name] = torch.export.Dim(name)
+        return dims[name]
+
+    shapes = []
+    for i, a in enumerate(args):
+        axes = dynamic_axes.get(names[i]) if isinstance(a, torch.Tensor) else None
+        if axes is None:
+            shapes.append(None)
+            continue
+        if isinstance(axes, dict):
+            shapes.append({int(k): dim(str(v)) for k, v in axes.items()})
+        else:
+            shapes.append({int(k): dim(f"{names[i]}_dynamic_axes_{j + 1}") for j, k in enumerate(axes)})
+    return tuple(shapes)
+
+
+def _axes_from_shapes(ep, input_names, dynamic_shapes):
+    """The names dynamic_shapes gives (Dim("batch")) as dynamic_axes of the
+    ONNX inputs, so the graph's dims carry them."""
+    if dynamic_shapes is None:
+        return {}
+    specs = [s for s in ep.graph_signature.input_specs if s.kind == torch.export.graph_signature.InputKind.USER_INPUT]
+    flat = []
+
+    def walk(spec):
+        if isinstance(spec, dict) and all(isinstance(k, int) for k in spec):
+            flat.append(spec)
+        elif isinstance(spec, dict):
+            for v in spec.values():
+                walk(v)
+        elif isinstance(spec, (list, tuple)) and spec and not all(isinstance(k, int) or k is None for k in spec):
+            for v in spec:
+                walk(v)
+        elif isinstance(spec, (list, tuple)):  # per-axis list: [Dim, None, ...]
+            flat.append({k: d for k, d in enumerate(spec) if d is not None})
+        else:
+            flat.append(None)
+
+    walk(dynamic_shapes)
+    axes = {}
+    for k, spec in enumerate(flat):
+        if not spec or k >= len(specs):
+            continue
+        name = input_names[k] if input_names and k < len(input_names) else specs[k].arg.name
+        named = {int(a): d.__name__ for a, d in spec.items()
+                 if isinstance(a, int) and hasattr(d, "__name__") and d.__name__.isidentifier()}
+        if named:
+            axes[name] = named
+    return axes
+
+
+def _capture(model, args, kwargs, dynamic_shapes, timings):
+    if isinstance(model, torch.export.ExportedProgram):
+        return model, "given"
+    if isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        raise errors.ExportUsageError("dynamo=True captures the model with torch.export, which takes an nn.Module "
+                                      "or an ExportedProgram, not TorchScript: export it with dynamo=False")
+    if not isinstance(model, torch.nn.Module):
+        if not callable(model):
+            raise errors.ExportUsageError(f"model must be an nn.Module or an ExportedProgram, not {type(model).__name__}")
+        fn = model
+
+        class _Function(torch.nn.Module):
+            def forward(self, *a, **k):
+                return fn(*a, **k)
+
+        model = _Function()
+    failures = []
+    for strict in (False, True):
+        start = time.perf_counter()
+        try:
+            ep = torch.export.export(model, args, kwargs=kwargs or None, dynamic_shapes=dynamic_shapes, strict=strict)
+            timings.append((f"torch.export ({'strict' if strict else 'non-strict'})", time.perf_counter() - start))
+            return ep, "strict" if strict else "non-strict"
+        except Exception as e:  # torch.export raises many kinds
+            failures.append((strict, e))
+            if _specialized(e):
+                grown = _grown(args, dynamic_shapes)
+                if grown is not None:  # torch.export fixes dims whose example size is 0 or 1
+                    try:
+                        ep = torch.export.export(model, grown, kwargs=kwargs or None, dynamic_shapes=dynamic_shapes,
+                                                 strict=strict)
+                        timings.append((f"torch.export ({'strict' if strict else 'non-strict'}, dynamic dims of "
+                                        "size 1 captured at size 2)", time.perf_counter() - start))
+                        return ep, ("strict" if strict else "non-strict") + ", example grown to size 2"
+                    except Exception:
+                        pass
+    def first_lines(e):
+        lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+        return " ".join(lines[:2])
+
+    message = "; ".join(f"{'strict' if s else 'non-strict'}: {type(e).__name__}: {first_lines(e)}"
+                        for s, e in failures if str(e).strip())
+    raise errors.OnnxExporterError(f"torch.export could not capture the model ({message})") from failures[0][1]
+
+
+def _specialized(e):
+    return "specialized" in str(e) or "Constraints violated" in str(e)
+
+
+def _grown(args, dynamic_shapes):
+    """`args` with each dynamic dim (dynamic_shapes' dict per positional
+    tensor) of size 0 or 1 repeated to size 2, or None if there is none."""
+    if not isinstance(dynamic_shapes, (tuple, list)) or len(dynamic_shapes) != len(args):
+        return None
+    grown, changed = [], False
+    for a, spec in zip(args, dynamic_shapes):
+        if isinstance(a, torch.Tensor) and isinstance(spec, dict):
+            for axis in spec:
+                if isinstance(axis, int) and a.dim() > axis and a.shape[axis] == 1:
+                    a = torch.cat([a, a], dim=axis)
+                    changed = True
+        grown.append(a)
+    return tuple(grown) if changed else None
+
+
+def _program_ops(ep):
+    counts = {}
+
+    def walk(gm):
+        for node in gm.graph.nodes:
+            if node.op == "call_function":
+                name = str(node.target)
+                counts[name] = counts.get(name, 0) + 1
+            elif node.op == "get_attr":
+                sub = getattr(gm, node.target, None)
+                if isinstance(sub, torch.fx.GraphModule):
+                    walk(sub)
+
+    walk(ep.graph_module)
+    return counts
+
+
+def _write_report(directory, model_name, status, ep, strategy, options, timings, model_proto, verified, error):
+    os.makedirs(directory, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S-%f")
+    path = os.path.join(directory, f"onnx_export_{stamp}_{status}.md")
+    lines = [f"# torch2onnx export report: {model_name}", "",
+             f"- status: **{status}**", f"- torch {torch.__version__}, capture: {strategy}",
+             f"- opset {options['opset_version']}", ""]
+    if error is not None:
+        lines += ["## Error", "", "```", str(error), "```", ""]
+    lines += ["## Stages", "", "| stage | seconds |", "|---|---:|"]
+    lines += [f"| {name} | {seconds:.3f} |" for name, seconds in timings]
+    if ep is not None:
+        lines += ["", "## Program operators", "", "| operator | count |", "|---|---:|"]
+        lines += [f"| `{op}` | {n} |" for op, n in sorted(_program_ops(ep).items())]
+    if model_proto is not None:
+        counts = {}
+        for n in model_proto.graph.node:
+            counts[n.op_type] = counts.get(n.op_type, 0) + 1
+        lines += ["", f"## ONNX graph (IR version {model_proto.ir_version})", "",
+                  f"{len(model_proto.graph.node)} nodes, {len(model_proto.graph.initializer)} initializers.", "",
+                  "| ONNX op | count |", "|---|---:|"]
+        lines += [f"| {op} | {n} |" for op, n in sorted(counts.items())]
+    if verified is not None:
+        lines += ["", "## Verification (ONNX Runtime against PyTorch on the example inputs)", "", verified]
+    with open(path, "w") as out:
+        out.write("\n".join(lines) + "\n")
+    return path
+
+
+def _convert(ep, path, options, timings):
+    """The program saved into an anonymous in-memory file, exported by the C++ core."""
+    from .utils import _C
+
+    start = time.perf_counter()
+    buffer = io.BytesIO()
+    torch.export.save(ep, buffer)
+    timings.append(("torch.export.save (in memory)", time.perf_counter() - start))
+    start = time.perf_counter()
+    fd = os.memfd_create("program.pt2")
+    try:
+        view = buffer.getbuffer()
+        written = 0
+        while written < len(view):
+            written += os.write(fd, view[written:])
+        del view, buffer
+        data = _C().export_program(f"/proc/self/fd/{fd}", path, options)
+    finally:
+        os.close(fd)
+    timings.append(("torch2onnx (C++: read, convert, write)", time.perf_counter() - start))
+    return data
+
+
+def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, artifacts_dir):
+    """The dynamo=True path of torch2onnx.export; `options` as utils._options makes them."""
+    from .utils import _target
+
+    path, stream = _target(f) if f is not None else (None, None)
+    if stream is not None or path is None:
+        options["external_data"] = False
+    args, kwargs = _split(args, kwargs)
+    timings = []
+    ep, strategy, model_proto, verified, error = None, "-", None, None, None
+    name = type(model).__name__
+    try:
+        if options.get("dynamic_axes") and dynamic_shapes is None and not isinstance(model, torch.export.ExportedProgram):
+            dynamic_shapes = _shapes_from_axes(model, args, options.get("input_names"), options["dynamic_axes"])
+        with _logging._core_log():
+            ep, strategy = _capture(model, args, kwargs, dynamic_shapes, timings)
+            axes = _axes_from_shapes(ep, options.get("input_names"), dynamic_shapes)
+            options["dynamic_axes"] = {**axes, **(options.get("dynamic_axes") or {})} or None
+            try:
+                data = _convert(ep, path, options, timings)
+            except errors.OnnxExporterError as e:
+                if "writes into" not in str(e):
+                    raise
+                # In-place writes into views (torch.export's training IR keeps
+                # them): the functional program computes the same.
+                start = time.perf_counter()
+                ep = ep.run_decompositions({})
+                timings.append(("functionalize (run_decompositions({}))", time.perf_counter() - start))
+                strategy += ", functionalized"
+                data = _convert(ep, path, options, timings)
+        _logging.log(f"exported {name} via torch.export (opset {options['opset_version']}) in "
+                     f"{sum(t for _, t in timings):.3f} s")
+        if stream is not None:
+            stream.write(data)
+        program = ONNXProgram(data, path, ep)
+        if report:
+            model_proto = program.model_proto
+        if verify or "grown" in strategy:
+            # (a program captured from a grown example must still compute what
+            # the model does on the example itself: checked, verify or not)
+            from . import verification
+
+            with torch.no_grad():
+                expected = (model if isinstance(model, torch.nn.Module) else ep.module())(*args, **kwargs)
+            actual = program(*args, **kwargs)
+            try:
+                verification.compare(verification._flatten(expected, numbers=True, none=False),
+                                     [a.numpy() for a in actual])
+            except verification.VerificationError as e:
+                if verify:
+                    raise
+                if path is not None and os.path.exists(path):  # a wrong model is not left behind
+                    os.remove(path)
+                raise errors.OnnxExporterError(
+                    "the model specializes on a dim dynamic_shapes makes dynamic: captured at size 2 (torch.export "
+                    "fixes sizes 0 and 1), the program differs from the model on the example itself "
+                    f"({e}); export it with an example of size >= 2 on its dynamic dims") from e
+            verified = f"{len(actual)} output(s) match (max |ort - torch| <= 1e-4 (1 + max |torch|))."
+        return program
+    except Exception as e:
+        error = e
+        raise
+    finally:
+        if report:
+            status = "success" if error is None else "failure"
+            _write_report(artifacts_dir or ".", name, status, ep, strategy, options, timings, model_proto,
+                          verified, error)
