@@ -18,6 +18,10 @@ Runtime (max |ort - torch| <= 1e-4 * (1 + max |torch|)).
 Besides the models: the cost per node on generated graphs of 1k, 10k and
 100k nodes (--scaling), and a model with 2.5 GiB of weights (--big), which
 goes to ONNX external data.
+
+--pt2 benchmarks torch.export programs instead (bench_pt2.py): torch2onnx and
+torch.onnx's dynamo exporter on the same .pt2, in a section of --markdown of
+its own (which the TorchScript run above keeps when it rewrites the file).
 """
 import argparse
 import inspect
@@ -204,6 +208,58 @@ def call_seconds(stdout):
     return float("nan")
 
 
+def dir_size_mb(path):
+    """The size of the files in `path`'s directory (each exporter writes into
+    its own: torch.onnx puts external data beside the model)."""
+    d = os.path.dirname(path)
+    return sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)) / 1e6
+
+
+def node_count(path):
+    return len(onnx.load(path, load_external_data=False).graph.node)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def ort_matches(label, path, inputs, expected):
+    """Whether the file at `path` run in ONNX Runtime on `inputs` (numpy
+    arrays) matches `expected` (eager PyTorch's flat outputs)."""
+    try:
+        actual, _ = harness.run_ort(path, graph_inputs(path, inputs))
+        harness.compare(expected, actual)
+        return True
+    except AssertionError as err:
+        print(f"{label}: {path} does not match PyTorch: {str(err).splitlines()[0][:300]}", file=sys.stderr)
+        return False
+
+
+def ort_rounds(paths, inputs, work, ort_runs):
+    """ONNX Runtime latency of each file of `paths` (exporter -> path, None to
+    skip) on the example inputs: 5 rounds alternating between the files, each
+    the median of enough runs for about half a second (at least ort_runs); the
+    median round (None where the file did not run)."""
+    latencies = {e: [] for e in paths}
+    live = {e: p for e, p in paths.items() if p}
+    estimate = None
+    for p in live.values() if ort_runs else ():
+        try:
+            estimate = ort_latency(p, inputs, work, 3)
+            break
+        except AssertionError:  # a file ONNX Runtime cannot run has no latency
+            pass
+    if estimate is not None:
+        n = max(ort_runs, min(500, int(500 / max(estimate, 1e-3))))
+        for _ in range(5):
+            for e, p in live.items():
+                try:
+                    latencies[e].append(ort_latency(p, inputs, work, n))
+                except AssertionError:
+                    pass
+    return {e: median(v) for e, v in latencies.items()}
+
+
 EXPORTERS = ("t2o", "ref", "dyn")
 
 
@@ -247,50 +303,18 @@ def bench_model(name, cli, repeat, opset, work, ort_runs, ref_timeout=900, dynam
                 failed.add(e)
                 runs[e] = []
     inputs = [t.numpy() for t in harness.flatten(args)]
-
-    def size_mb(path):
-        d = os.path.dirname(path)
-        return sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d)) / 1e6
-
-    def nodes(path):
-        return len(onnx.load(path, load_external_data=False).graph.node)
-
-    def med(xs):
-        return statistics.median(xs) if xs else None
-
-    def matches(path):
-        try:
-            actual, _ = harness.run_ort(path, graph_inputs(path, inputs))
-            harness.compare(expected, actual)
-            return True
-        except AssertionError as err:
-            print(f"{name}: {path} does not match PyTorch: {str(err).splitlines()[0][:300]}", file=sys.stderr)
-            return False
-
     row = {"model": name, "weights_mb": weights_mb}
     for e in EXPORTERS:
         ok = bool(runs[e])
-        row[f"{e}_s"] = med([w for w, _, _ in runs[e]])
-        row[f"{e}_call_s"] = None if e == "t2o" or not ok else med([call_seconds(o) for _, _, o in runs[e]])
+        row[f"{e}_s"] = median([w for w, _, _ in runs[e]])
+        row[f"{e}_call_s"] = None if e == "t2o" or not ok else median([call_seconds(o) for _, _, o in runs[e]])
         row[f"{e}_rss_mb"] = max((r for _, r, _ in runs[e]), default=None)
-        row[f"{e}_nodes"] = nodes(outs[e]) if ok else None
-        row[f"{e}_mb"] = size_mb(outs[e]) if ok else None
-        row[f"{e}_match"] = matches(outs[e]) if ok else None
-    # ONNX Runtime latency: 5 rounds alternating between the files, each
-    # the median of enough runs for about half a second; the median round.
-    latencies = {e: [] for e in EXPORTERS}
-    if ort_runs:
-        estimate = ort_latency(outs["t2o"], inputs, work, 3)
-        n = max(ort_runs, min(500, int(500 / max(estimate, 1e-3))))
-        for _ in range(5):
-            for e in EXPORTERS:
-                if runs[e] and row[f"{e}_match"] is not None:
-                    try:
-                        latencies[e].append(ort_latency(outs[e], inputs, work, n))
-                    except AssertionError:
-                        pass
+        row[f"{e}_nodes"] = node_count(outs[e]) if ok else None
+        row[f"{e}_mb"] = dir_size_mb(outs[e]) if ok else None
+        row[f"{e}_match"] = ort_matches(name, outs[e], inputs, expected) if ok else None
+    latencies = ort_rounds({e: outs[e] if runs[e] else None for e in EXPORTERS}, inputs, work, ort_runs)
     for e in EXPORTERS:
-        row[f"{e}_ort_ms"] = med(latencies[e])
+        row[f"{e}_ort_ms"] = latencies[e]
     fastest_ref = min((row[f"{e}_s"] for e in ("ref", "dyn") if row[f"{e}_s"] is not None), default=None)
     row["speedup"] = fastest_ref / row["t2o_s"] if fastest_ref else None
     for d in dirs.values():
@@ -372,12 +396,30 @@ def baseline_rss(cli, work):
     return rss
 
 
+PT2_HEADING = "## .pt2 programs: torch2onnx vs torch.onnx dynamo"
+
+
+def section(text, heading):
+    """(start, end) of the section of markdown `text` under the line
+    `heading`, up to the next heading of its level or the end; None if absent."""
+    lines = text.splitlines(keepends=True)
+    level = heading.split(" ")[0] + " "
+    starts = [sum(map(len, lines[:k])) for k in range(len(lines) + 1)]
+    for k, line in enumerate(lines):
+        if line.rstrip("\n") == heading:
+            end = next((j for j in range(k + 1, len(lines)) if lines[j].startswith(level)), len(lines))
+            return starts[k], starts[end]
+    return None
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--cli", default=os.path.join(ROOT, "build", "torch2onnx"))
-    p.add_argument("--models", default="vgg16,resnet50,swin_t,vit_b_16,transformer_encoder_12,alexnet,densenet121,"
-                                        "inception_v3,dcgan_generator,dcgan_discriminator,super_resolution,"
-                                        "word_lm_lstm,word_lm_gru,word_lm_rnn_tanh,word_lm_transformer")
+    p.add_argument("--pt2", action="store_true",
+                   help="benchmark torch.export programs (.pt2): torch2onnx against torch.onnx's dynamo exporter "
+                        "on the same program (bench_pt2.py); --markdown then writes or replaces only its section")
+    p.add_argument("--models", default=None,
+                   help="comma-separated names from MODELS (default: every model of the chosen mode)")
     p.add_argument("--scaling", default="chain_1k,chain_10k,chain_100k", help="generated graphs ('' to skip)")
     p.add_argument("--big", action=argparse.BooleanOptionalAction, default=True, help="the 2.5 GiB model")
     p.add_argument("--repeat", type=int, default=3)
@@ -386,6 +428,14 @@ def main():
     p.add_argument("--json", default=None, help="also write the rows as JSON here")
     p.add_argument("--markdown", default=None, help="write the tables to this file (docs/benchmarks.md)")
     a = p.parse_args()
+    if a.pt2:
+        sys.modules.setdefault("bench", sys.modules[__name__])  # one copy of this module, not two
+        import bench_pt2
+        return bench_pt2.run(a)
+    if a.models is None:
+        a.models = ("vgg16,resnet50,swin_t,vit_b_16,transformer_encoder_12,alexnet,densenet121,inception_v3,"
+                    "dcgan_generator,dcgan_discriminator,super_resolution,word_lm_lstm,word_lm_gru,word_lm_rnn_tanh,"
+                    "word_lm_transformer")
     rows, scaling = [], []
     with tempfile.TemporaryDirectory() as work:
         base = baseline_rss(a.cli, work)
@@ -404,8 +454,15 @@ def main():
         table(rows, a.opset, a.repeat, base) + "\n\n" + (scaling_table(scaling) + "\n" if scaling else "")
     print(text)
     if a.markdown:
+        kept = ""  # the .pt2 section (--pt2) stays
+        if os.path.exists(a.markdown):
+            with open(a.markdown) as f:
+                old = f.read()
+            at = section(old, PT2_HEADING)
+            if at:
+                kept = "\n" + old[at[0]:at[1]].rstrip("\n") + "\n"
         with open(a.markdown, "w") as f:
-            f.write(text)
+            f.write(text.rstrip("\n") + "\n" + kept)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"baseline_rss_mb": base, "models": rows, "scaling": scaling}, f, indent=1)

@@ -19,7 +19,20 @@ ir::Value* reshape_to(SymbolicContext& ctx, ir::Value* x, size_t shape_idx) {
     for (int64_t d : ctx.is(shape_idx)) has_zero = has_zero || d == 0;
   }
   // An empty list (a view to 0-d) arrives as a non-constant empty list.
-  ir::Value* shape = a.is_list() && a.elements.empty() && !a.value ? ctx.const_ints({}) : ctx.ints_value(shape_idx);
+  ir::Value* shape = a.is_list() && a.elements.empty() && !a.value ? ctx.const_ints({}) : nullptr;
+  // One size computed at run time (a dynamic batch), the others positive
+  // constants: -1 there, so the shape is a constant (Reshape infers it).
+  if (!shape && !a.constant && !a.value && a.is_list()) {
+    std::vector<int64_t> dims;
+    size_t computed = 0;
+    for (const Arg& e : a.elements) {
+      const bool known = e.constant && e.kind == Arg::Kind::Int && e.i > 0;
+      computed += known ? 0 : 1;
+      dims.push_back(known ? e.i : -1);
+    }
+    if (computed == 1) shape = ctx.const_ints(dims);
+  }
+  if (!shape) shape = ctx.ints_value(shape_idx);
   if (has_zero) {
     if (ctx.opset() < 14) ctx.fail("reshaping to a size-0 dimension needs opset 14 or later");
     return ctx.op("Reshape", {x, shape}, {{"allowzero", int64_t{1}}});
