@@ -90,6 +90,8 @@ class ProgramConverter : public ConstantMemo {
 
   // ---- weights (weights.cpp)
   ir::Tensor stored_tensor(const std::string& target);
+  std::optional<ir::Tensor> mapped_tensor(const frontend::ZipEntry& e, const TensorMeta& m,
+                                          const std::vector<int64_t>& dims, int64_t numel);
   // The tensor's elements, in order, from its storage's bytes (strides and
   // offset as stored: a view shares its base's storage).
   std::vector<uint8_t> gather(std::vector<uint8_t>& storage, const TensorMeta& m, const std::vector<int64_t>& dims,
@@ -142,6 +144,7 @@ class ProgramConverter : public ConstantMemo {
   std::map<std::pair<int, std::string>, int64_t> ids_;
   std::map<std::string, std::string> symbol_names_;
   std::shared_ptr<const frontend::ZipFile> zip_;
+  std::shared_ptr<const void> mapping_;  // the archive, mapped read-only (weights read in place)
 };
 
 }  // namespace torch2onnx::convert::pt2

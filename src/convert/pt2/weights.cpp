@@ -1,8 +1,49 @@
 #include "convert/pt2/converter.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 
 namespace torch2onnx::convert::pt2 {
+namespace {
+
+// The pages only [start, start + length) uses leave memory (the file gives them back when read again).
+void drop_pages(const uint8_t* start, size_t length) {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(start) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(start) + length) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+}  // namespace
+
+// A stored (uncompressed), contiguous, aligned record is read in place from a
+// read-only mapping of the archive: no copy of the weights, and the writer
+// gives each one's pages back once written. Anything else: nullopt (copied).
+std::optional<ir::Tensor> ProgramConverter::mapped_tensor(const frontend::ZipEntry& e, const TensorMeta& m,
+                                                          const std::vector<int64_t>& dims, int64_t numel) {
+  const size_t elem = ir::dtype_size(m.dtype);
+  const uint64_t nbytes = static_cast<uint64_t>(numel) * elem;
+  if (e.method != 0 || m.storage_offset.value.value_or(0) != 0 || e.size < nbytes) return std::nullopt;
+  int64_t expected = 1;
+  for (size_t k = dims.size(); k-- > 0;) {  // row-major strides (or none given)
+    if (m.strides.size() == dims.size() && dims[k] != 1 && m.strides[k].value != expected) return std::nullopt;
+    expected *= dims[k];
+  }
+  auto offset = zip_->data_offset(e);
+  if (!offset || *offset + nbytes > zip_->size()) return std::nullopt;
+  if (!mapping_) {
+    void* base = ::mmap(nullptr, static_cast<size_t>(zip_->size()), PROT_READ, MAP_PRIVATE, zip_->fd(), 0);
+    if (base == MAP_FAILED) return std::nullopt;
+    const size_t length = static_cast<size_t>(zip_->size());
+    mapping_ = std::shared_ptr<const void>(base, [length](const void* p) { ::munmap(const_cast<void*>(p), length); });
+  }
+  const uint8_t* data = static_cast<const uint8_t*>(mapping_.get()) + *offset;
+  if (reinterpret_cast<uintptr_t>(data) % elem != 0) return std::nullopt;
+  return ir::Tensor::borrowed(m.dtype, dims, data, static_cast<size_t>(nbytes), mapping_,
+                              [data, nbytes] { drop_pages(data, static_cast<size_t>(nbytes)); });
+}
 
 ir::Tensor ProgramConverter::stored_tensor(const std::string& target) {
   const StoredTensor* t = nullptr;
@@ -24,6 +65,8 @@ ir::Tensor ProgramConverter::stored_tensor(const std::string& target) {
   for (const frontend::ZipEntry& e : zip_->entries()) {
     if (e.name != t->entry) continue;
     std::string why = zip_->size_problem(e);
+    if (why.empty())
+      if (auto mapped = mapped_tensor(e, t->meta, dims, numel)) return std::move(*mapped);
     auto bytes = why.empty() ? zip_->contents(e, &why) : std::nullopt;
     if (!bytes) fail(nullptr, "cannot read '" + target + "': " + why);
     return ir::Tensor::owned(t->meta.dtype, dims, gather(*bytes, t->meta, dims, numel, target));
