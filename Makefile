@@ -88,7 +88,7 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTION
 test-asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DT2O_SANITIZE=ON -DT2O_TORCH=wheel -DT2O_PYTHON=$(CURDIR)/$(PYTHON) -DT2O_BUILD_PYTHON=OFF -DT2O_BUILD_TESTS=OFF
 	cmake --build build-asan --target torch2onnx_cli -j$(JOBS)
-	$(ASAN_ENV) $(PYTHON) tests/fuzz/fuzz.py --cli build-asan/torch2onnx --archives 1000 --argv 1000
+	$(ASAN_ENV) $(PYTHON) tests/fuzz/fuzz.py --cli build-asan/torch2onnx --archives 1000 --programs 1000 --argv 1000
 	$(ASAN_ENV) T2O_CLI=$(CURDIR)/build-asan/torch2onnx $(PYTHON) -m pytest -q -p no:cacheprovider tests/cli
 
 test-unit: build

@@ -190,6 +190,9 @@ def _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, o
     """export(..., dynamo=True) or an ExportedProgram: see _dynamo."""
     from . import _dynamo
 
+    if not hasattr(torch, "export"):
+        raise errors.ExportUsageError(f"dynamo=True captures the model with torch.export, which torch "
+                                      f"{torch.__version__} does not have (PyTorch 2.x does): use dynamo=False")
     for name, value in other.items():
         if name not in _DYNAMO_KEYWORDS:
             raise TypeError(f"export() got an unexpected keyword argument '{name}' (with dynamo=True)")

@@ -128,7 +128,13 @@ def test_export_with_a_dynamic_batch(net, tmp_path):
     assert dims(model.graph.output[0]) == ["x_dim_0", 4]
     ops = [n.op_type for n in model.graph.node]
     assert "BatchNormalization" not in ops and ops.count("ReduceMean") == 1
+    # the dim's range (what ONNX cannot check) is noted in the model's metadata
+    assert {p.key: p.value for p in model.metadata_props}["torch2onnx.dynamic_dim_ranges"] == "x_dim_0 in [1, 64]"
     ort_matches(net, out, [(torch.randn(b, 3, 16, 16),) for b in (2, 1, 5, 64)])
+    # run to run, the same bytes
+    again = tmp_path / "again.onnx"
+    assert run("export", net, "-o", str(again)).returncode == 0
+    assert out.read_bytes() == again.read_bytes()
 
 
 def test_export_names_dims_and_io(net, tmp_path):

@@ -51,9 +51,15 @@ def test_dynamic_shapes_is_refused_as_torch_onnx_does():
         torch2onnx.export(Scaled().eval(), (torch.randn(2, 4),), io.BytesIO(), dynamic_shapes={"x": {0: "batch"}})
 
 
-def test_dynamo_true_is_named_in_a_warning():
-    with pytest.warns(UserWarning, match="dynamo=True"):
-        torch2onnx.export(Scaled().eval(), (torch.randn(2, 4),), io.BytesIO(), dynamo=True)
+def test_dynamo_true_takes_the_torch_export_path():
+    """(the path itself: test_dynamo.py)"""
+    buf = io.BytesIO()
+    if not hasattr(torch, "export"):
+        with pytest.raises(torch2onnx.errors.ExportUsageError, match="torch.export"):
+            torch2onnx.export(Scaled().eval(), (torch.randn(2, 4),), buf, dynamo=True)
+        return
+    program = torch2onnx.export(Scaled().eval(), (torch.randn(2, 4),), buf, dynamo=True)
+    assert isinstance(program, torch2onnx.ONNXProgram) and buf.getvalue()
 
 
 def test_scripting_and_tracing_warn_nothing_of_torch_jit():

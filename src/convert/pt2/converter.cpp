@@ -29,7 +29,26 @@ ir::Model ProgramConverter::run() {
   graph_->set_current_origin(nullptr);
   make_outputs();
   scope_ = nullptr;
+  note_dropped_checks(model);
   return model;
+}
+
+// What ONNX cannot check at run time, noted in the model's metadata: the
+// range of each dynamic dim (torch.export's range constraints) and how many
+// run-time asserts of the program were dropped.
+void ProgramConverter::note_dropped_checks(ir::Model& model) const {
+  std::string ranges;
+  for (const auto& [expr, name] : symbol_names_) {
+    auto it = p_.range_constraints.find(expr);
+    if (it == p_.range_constraints.end()) continue;
+    ranges += (ranges.empty() ? "" : "; ") + name + " in [" +
+              (it->second.min ? std::to_string(*it->second.min) : "-inf") + ", " +
+              (it->second.max ? std::to_string(*it->second.max) : "inf") + "]";
+  }
+  if (!ranges.empty()) model.metadata.emplace_back("torch2onnx.dynamic_dim_ranges", ranges);
+  if (dropped_asserts_)
+    model.metadata.emplace_back("torch2onnx.dropped_run_time_asserts",
+                                std::to_string(dropped_asserts_) + " (ONNX has no assertion operator)");
 }
 
 void ProgramConverter::convert_nodes(const Graph& g) {

@@ -87,6 +87,7 @@ class ProgramConverter : public ConstantMemo {
   void set_outputs(const Node& n, const std::vector<OutputSlot>& results);
   void set_tensor(const std::string& name, ir::Value* v, const Node& n);
   void make_outputs();
+  void note_dropped_checks(ir::Model& model) const;
 
   // ---- weights (weights.cpp)
   ir::Tensor stored_tensor(const std::string& target);
@@ -145,6 +146,7 @@ class ProgramConverter : public ConstantMemo {
   std::map<std::string, std::string> symbol_names_;
   std::shared_ptr<const frontend::ZipFile> zip_;
   std::shared_ptr<const void> mapping_;  // the archive, mapped read-only (weights read in place)
+  int dropped_asserts_ = 0;
 };
 
 }  // namespace torch2onnx::convert::pt2

@@ -15,7 +15,10 @@ const std::map<std::string, std::string>& size_operators() {
 }
 
 void ProgramConverter::convert_structural(const Node& n) {
-  if (is_assert(n.op)) return;
+  if (is_assert(n.op)) {
+    ++dropped_asserts_;
+    return;
+  }
   std::vector<Arg> args;
   for (const NamedArgument& na : n.inputs) args.push_back(make_arg(na, n));
   if (n.target == "_operator.getitem") {
