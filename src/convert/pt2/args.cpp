@@ -28,6 +28,7 @@ Arg ProgramConverter::tensor_arg(const std::string& name, const Node* n) {
   Arg a;
   a.kind = Arg::Kind::Tensor;
   a.id = id_of(name);
+  refresh(name);
   auto it = scope_->tensors.find(name);
   if (it == scope_->tensors.end()) fail(n, "tensor '" + name + "' is read before it is computed");
   a.value = it->second;
@@ -242,15 +243,25 @@ void ProgramConverter::track_aliases(const Node& n, const c10::FunctionSchema& s
   }
   for (size_t r = 0; r < schema.returns().size() && r < n.outputs.size(); ++r) {
     const c10::AliasInfo* alias = schema.returns()[r].alias_info();
-    if (!alias || alias->isWrite() || n.outputs[r].kind != "as_tensor") continue;
+    if (alias && alias->beforeSets().empty() && !alias->containedTypes().empty())  // (split: Tensor(a)[])
+      alias = &alias->containedTypes()[0];
+    const bool list = n.outputs[r].kind == "as_tensors";
+    if (!alias || alias->isWrite() || (n.outputs[r].kind != "as_tensor" && !list)) continue;
     for (const c10::Argument& param : schema.arguments()) {
       const c10::AliasInfo* a = param.alias_info();
       if (!a || a->beforeSets() != alias->beforeSets()) continue;
       const std::string input = tensor_input(param.name());
       if (input.empty()) continue;
       const std::string base = root_of(input);
-      scope_->view_of[n.outputs[r].names.at(0)] = base;
+      const uint64_t version = scope_->versions[base];
+      for (size_t e = 0; e < n.outputs[r].names.size(); ++e) {
+        const std::string& out = n.outputs[r].names[e];
+        if (out.empty()) continue;
+        scope_->view_of[out] = base;
+        scope_->views[out] = Scope::View{input, &n, list ? static_cast<int>(e) : -1, version};
+      }
       scope_->viewed.insert(base);
+      break;
     }
   }
 }

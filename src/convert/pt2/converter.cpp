@@ -169,16 +169,21 @@ void ProgramConverter::convert_node(const Node& n) {
   SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
   run_symbolic(*fn, ctx, n.op, where(n));
   const auto& results = ctx.results();
-  // A write into a view (or into a viewed tensor) that changes nothing (dropout_ in eval) is harmless.
-  for (const auto& [written, base] : aliased_writes_) {
-    const bool unchanged = !results.empty() && results[0].set && scope_->tensors.count(written) &&
-                           results[0].value == scope_->tensors[written];
-    if (!unchanged)
-      fail(&n, "it writes into " + (base != written ? "a view of " + base : "'" + written + "', which has views") +
-                   ", which the .pt2 frontend does not convert yet: save the functional program instead "
-                   "(ep = ep.run_decompositions() before torch.export.save)");
-  }
+  // A write into a view, or into a tensor with views: written back through
+  // the views (one that changes nothing, dropout_ in eval, needs nothing).
+  const auto writes = std::move(aliased_writes_);
   aliased_writes_.clear();
+  for (const auto& [written, base] : writes) {
+    auto before = scope_->tensors.find(written);
+    const bool set = !results.empty() && results[0].set;
+    if (set && before != scope_->tensors.end() && results[0].value == before->second) continue;
+    if (!set || !in_place(n.op) || n.inputs.empty() || n.inputs[0].arg.kind != "as_tensor" ||
+        n.inputs[0].arg.names.at(0) != written)
+      fail(&n, "it writes into " + (base != written ? "a view of " + base : "'" + written + "', which has views") +
+                   " other than as an in-place operator's first argument, which the .pt2 frontend does not convert "
+                   "yet: save the functional program instead (ep = ep.run_decompositions({}) before torch.export.save)");
+    write_back(written, results[0].value, n);
+  }
   set_outputs(n, results);
 }
 
@@ -217,6 +222,7 @@ void ProgramConverter::make_outputs() {
   for (const OutputSpec& s : p_.output_specs) {
     if (s.kind != OutputSpec::Kind::UserOutput) continue;
     ir::Value* v = nullptr;
+    refresh(s.arg);
     if (auto t = scope_->tensors.find(s.arg); t != scope_->tensors.end()) v = t->second;
     else if (auto y = scope_->syms.find(s.arg); y != scope_->syms.end()) v = y->second.value;
     if (!v)

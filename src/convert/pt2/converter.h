@@ -71,6 +71,17 @@ class ProgramConverter : public ConstantMemo {
     std::set<std::string> unset;                   // outputs a symbolic left out
     std::map<std::string, std::string> view_of;  // a view's name -> the tensor it views (its root)
     std::set<std::string> viewed;                // tensors with views
+    // How each view was made (views.cpp): the tensor it views, the node
+    // (element: its index in a list result), and the version of its root it
+    // was computed from; a root's version counts the writes into it.
+    struct View {
+      std::string parent;
+      const Node* node = nullptr;
+      int element = -1;
+      uint64_t version = 0;
+    };
+    std::map<std::string, View> views;
+    std::map<std::string, uint64_t> versions;
   };
 
   [[noreturn]] void fail(const Node* n, const std::string& why) const;
@@ -119,6 +130,16 @@ class ProgramConverter : public ConstantMemo {
   // tensors nothing views (relu_) convert.
   void track_aliases(const Node& n, const c10::FunctionSchema& schema);
   std::string root_of(const std::string& name) const;
+
+  // ---- writes through views, functionalized (views.cpp): a write into a
+  // view writes its new value back into the tensor it views, up to the root
+  // (slice_scatter, select_scatter, ... the inverse of each view op); views
+  // read after a write into their root are computed again from it.
+  void write_back(const std::string& written, ir::Value* value, const Node& n);
+  ir::Value* unview(const Scope::View& v, const std::string& name, ir::Value* parent, ir::Value* src, const Node& at);
+  void refresh(const std::string& name);
+  ir::Value* call_symbolic(const std::string& op, std::vector<Arg> args, const std::string& out_name, const Node& at);
+  Arg value_arg(ir::Value* v, const std::string& meta_name, const Node& at);
 
   // ---- sizes: SymInt arithmetic, sym_size, getitem, asserts (sizes.cpp)
   void convert_structural(const Node& n);

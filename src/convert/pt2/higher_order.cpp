@@ -79,6 +79,7 @@ std::vector<ir::Value*> ProgramConverter::convert_body(const Graph& body, const 
   for (const Argument& o : body.outputs) {
     for (const std::string& name : o.names) {
       ir::Value* v = nullptr;
+      refresh(name);
       if (auto t = inner.tensors.find(name); t != inner.tensors.end()) v = t->second;
       else if (auto s = inner.syms.find(name); s != inner.syms.end()) v = s->second.value;
       if (!v) fail(&n, "its body's output '" + name + "' is not computed");
