@@ -4,6 +4,7 @@ in memory as a .pt2, and converted by the .pt2 frontend. Returns an
 ONNXProgram as torch.onnx.export(dynamo=True) does."""
 import io
 import os
+import subprocess
 import sys
 
 import onnx
@@ -193,9 +194,10 @@ def _zoo_models():
 
 
 @pytest.mark.parametrize("source,name", _zoo_models())
-def test_zoo(source, name):
+def test_zoo(source, name, tmp_path):
     """The seed models and a torchvision model per family, with a dynamic batch
-    where the inputs are images (run at batch 1 and 3 too)."""
+    where the inputs are images (run at batch 1 and 3 too): from Python, and
+    the same program saved with torch.export.save, from the CLI."""
     if source == "zoo":
         import zoo
 
@@ -208,5 +210,11 @@ def test_zoo(source, name):
     shapes = tuple({0: torch.export.Dim("batch", min=1, max=1024)} for _ in args) if images else None
     program = torch2onnx.export(module, args, dynamo=True, dynamic_shapes=shapes, verify=True)
     onnx.checker.check_model(program.model_proto, full_check=True)
-    if images:
-        matches(program, module, [tuple(torch.randn(b, *a.shape[1:]) for a in args) for b in (1, 3)])
+    cases = [args] + ([tuple(torch.randn(b, *a.shape[1:]) for a in args) for b in (1, 3)] if images else [])
+    matches(program, module, cases[1:])
+    saved, out = tmp_path / f"{name}.pt2", tmp_path / f"{name}.onnx"
+    torch.export.save(program.exported_program, str(saved))
+    r = subprocess.run([harness.CLI, "export", str(saved), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    from_cli = torch2onnx.ONNXProgram(None, str(out), program.exported_program)
+    matches(from_cli, module, cases)
