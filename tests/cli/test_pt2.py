@@ -242,10 +242,27 @@ class ViewChains(nn.Module):
 
 
 class WritesIntoASplit(nn.Module):
+    """Writes into elements of split / split_with_sizes / unbind results, and a
+    split element read after a write into its root."""
+
     def forward(self, x):
         y = x.clone()
         a, b = y.split(2)
         a.zero_()
+        c, d, e = y.split([1, 2, 1], dim=1)
+        d.mul_(3)
+        rows = y.unbind(0)
+        rows[3].add_(5)
+        f, g = y.split(2)
+        y.mul_(-1)  # f and g see it
+        return y, g + 0, b * 1
+
+
+class WritesIntoAStridedView(nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        z = y.as_strided((2, 2), (1, 4))
+        z.fill_(0)
         return y
 
 
@@ -254,18 +271,19 @@ def test_writes_into_views_are_functionalized(tmp_path):
     the viewed tensor: the new value is written back through the views (the
     inverse of each view op), and views read after see it."""
     for name, module, example in [("view", WritesIntoAView(), torch.randn(4, 4)),
-                                  ("chains", ViewChains(), torch.randn(4, 4))]:
+                                  ("chains", ViewChains(), torch.randn(4, 4)),
+                                  ("split", WritesIntoASplit(), torch.randn(4, 4))]:
         program = save_program(module, (example,), tmp_path / f"{name}.pt2")
         out = tmp_path / f"{name}.onnx"
         r = run("export", program, "-o", str(out))
         assert r.returncode == 0, r.stderr
         harness.full_check(str(out))
         ort_matches(program, out, [(example,), (torch.randn(4, 4),)])
-    # a write into an element of a split: not written back yet, a clear error (and the way out)
-    program = save_program(WritesIntoASplit(), (torch.randn(4, 4),), tmp_path / "split.pt2")
-    r = run("export", program, "-o", str(tmp_path / "split.onnx"))
-    assert r.returncode == 1 and "element of aten::split" in r.stderr and "run_decompositions" in r.stderr
-    assert not (tmp_path / "split.onnx").exists()
+    # a write into a view whose op has no inverse here (as_strided): a clear error (and the way out)
+    program = save_program(WritesIntoAStridedView(), (torch.randn(4, 4),), tmp_path / "strided.pt2")
+    r = run("export", program, "-o", str(tmp_path / "strided.onnx"))
+    assert r.returncode == 1 and "view made by aten::as_strided" in r.stderr and "run_decompositions" in r.stderr
+    assert not (tmp_path / "strided.onnx").exists()
 
 
 class SharedStorage(nn.Module):

@@ -137,6 +137,8 @@ class ProgramConverter : public ConstantMemo {
   // read after a write into their root are computed again from it.
   void write_back(const std::string& written, ir::Value* value, const Node& n);
   ir::Value* unview(const Scope::View& v, const std::string& name, ir::Value* parent, ir::Value* src, const Node& at);
+  ir::Value* unview_element(const Scope::View& v, const std::string& name, ir::Value* parent, ir::Value* src,
+                            const Node& at);
   void refresh(const std::string& name);
   ir::Value* call_symbolic(const std::string& op, std::vector<Arg> args, const std::string& out_name, const Node& at);
   Arg value_arg(ir::Value* v, const std::string& meta_name, const Node& at);

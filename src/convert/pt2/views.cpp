@@ -48,10 +48,7 @@ ir::Value* ProgramConverter::unview(const Scope::View& v, const std::string& nam
                                     const Node& at) {
   const Node& n = *v.node;
   const std::string op = canonical(n.op);
-  if (v.element >= 0)
-    fail(&at, "it writes into an element of " + n.op + "'s result (in " + where(n) +
-                  "), which the .pt2 frontend does not write back yet: save the functional program instead "
-                  "(ep = ep.run_decompositions({}) before torch.export.save)");
+  if (v.element >= 0) return unview_element(v, name, parent, src, at);
   if (op == "aten::alias" || op == "aten::detach" || op == "aten::lift_fresh") return src;
   if (reshapes(op)) {
     SymbolicContext ctx(op, {}, {}, graph_, options_.opset_version, this);
@@ -84,6 +81,42 @@ ir::Value* ProgramConverter::unview(const Scope::View& v, const std::string& nam
                 "(ep = ep.run_decompositions({}) before torch.export.save)");
 }
 
+// An element of split / split_with_sizes / unbind: a slice or a select of the parent.
+ir::Value* ProgramConverter::unview_element(const Scope::View& v, const std::string& name, ir::Value* parent,
+                                            ir::Value* src, const Node& at) {
+  const Node& n = *v.node;
+  const std::string op = canonical(n.op);
+  std::vector<Arg> args = schema_args(n);
+  const int64_t rank = static_cast<int64_t>(meta(v.parent, &at).sizes.size());
+  auto dim_of = [&](size_t i) {
+    int64_t d = i < args.size() && args[i].constant ? args[i].i : 0;
+    return d < 0 ? d + rank : d;
+  };
+  const Arg self = value_arg(parent, v.parent, at), source = value_arg(src, name, at);
+  const int64_t e = v.element;
+  if (op == "aten::unbind")
+    return call_symbolic("aten::select_scatter", {self, source, constant_int(dim_of(1)), constant_int(e)}, v.parent, at);
+  if ((op == "aten::split" || op == "aten::split_with_sizes") && args.size() >= 2) {
+    int64_t start = 0, size = 0;
+    if (args[1].constant && args[1].kind == Arg::Kind::Int) {
+      size = args[1].i;
+      start = e * size;
+    } else if (args[1].constant && args[1].is_list() && static_cast<size_t>(e) < args[1].elements.size()) {
+      for (int64_t k = 0; k < e; ++k) start += args[1].elements[static_cast<size_t>(k)].i;
+      size = args[1].elements[static_cast<size_t>(e)].i;
+    } else {
+      fail(&at, "it writes into an element of " + n.op + " whose sizes are computed at run time");
+    }
+    return call_symbolic("aten::slice_scatter",
+                         {self, source, constant_int(dim_of(2)), constant_int(start), constant_int(start + size),
+                          constant_int(1)},
+                         v.parent, at);
+  }
+  fail(&at, "it writes into an element of " + n.op + "'s result (in " + where(n) +
+                "), which the .pt2 frontend does not write back yet: save the functional program instead "
+                "(ep = ep.run_decompositions({}) before torch.export.save)");
+}
+
 void ProgramConverter::write_back(const std::string& written, ir::Value* value, const Node& n) {
   std::string current = written;
   ir::Value* v = value;
@@ -106,14 +139,29 @@ void ProgramConverter::refresh(const std::string& name) {
   if (it->second.version == now) return;
   const Scope::View view = it->second;
   const Node& n = *view.node;
-  if (view.element >= 0)
-    fail(&n, "its result's element '" + name + "' is read after a write into " + root_of(name) +
-                 ", which the .pt2 frontend does not recompute yet: save the functional program instead "
-                 "(ep = ep.run_decompositions({}) before torch.export.save)");
   refresh(view.parent);
   std::vector<Arg> args = schema_args(n);  // reads the parent's new value
-  scope_->tensors[name] = call_symbolic(canonical(n.op), std::move(args), name, n);
-  scope_->views[name].version = now;
+  if (view.element < 0) {
+    scope_->tensors[name] = call_symbolic(canonical(n.op), std::move(args), name, n);
+    scope_->views[name].version = now;
+    return;
+  }
+  // an element of a list result (split, unbind): the whole list again
+  const std::string op = canonical(n.op);
+  const SymbolicFn* fn = resolve(registry_, op, options_.opset_version);
+  if (!fn) fail(&n, "no symbolic");
+  std::vector<OutputInfo> outs;
+  for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
+  SymbolicContext ctx(op, std::move(args), outs, graph_, options_.opset_version, this);
+  run_symbolic(*fn, ctx, op, where(n));
+  const OutputSlot& r = ctx.results().at(0);
+  const std::vector<std::string>& names = n.outputs.at(0).names;
+  if (!r.is_list || r.elements.size() != names.size()) fail(&n, "its symbolic returned a different list");
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k].empty()) continue;
+    scope_->tensors[names[k]] = r.elements[k];
+    if (auto it = scope_->views.find(names[k]); it != scope_->views.end()) it->second.version = now;
+  }
 }
 
 }  // namespace torch2onnx::convert::pt2
