@@ -168,6 +168,28 @@ def run_measured(cmd, env=None, timeout=900):
     return wall, peak_rss_mb(proc.stderr), proc.stdout
 
 
+def run_alternating(commands, dirs, repeat, timeout, failed):
+    """Each exporter's (cmd, env) in `commands` run `repeat` times, in turn, so
+    all see the same machine state, each into its own empty directory (torch2onnx
+    "t2o" without a timeout). An exporter that fails is not run again: failed(e,
+    RuntimeError) is told, and its runs are []. Returns {exporter: [run_measured
+    results]} for every exporter of EXPORTERS-like `dirs`."""
+    runs, dead = {e: [] for e in dirs}, set()
+    for _ in range(repeat):
+        for e, (cmd, env) in commands.items():
+            if e in dead:
+                continue
+            shutil.rmtree(dirs[e], ignore_errors=True)
+            os.makedirs(dirs[e])
+            try:
+                runs[e].append(run_measured(cmd, env, timeout=None if e == "t2o" else timeout))
+            except RuntimeError as err:
+                failed(e, err)
+                dead.add(e)
+                runs[e] = []
+    return runs
+
+
 def graph_inputs(path, inputs):
     """The example inputs the model at `path` takes: exporters drop inputs the
     graph does not read (word_lm_transformer's causal mask, which torch 2.x's
@@ -285,23 +307,15 @@ def bench_model(name, cli, repeat, opset, work, ort_runs, ref_timeout=900, dynam
         "dyn": ([sys.executable, "-c", DYNAMO, os.path.dirname(os.path.abspath(__file__)), name, state, args_pt,
                  outs["dyn"], str(opset)], None),
     }
-    runs = {e: [] for e in EXPORTERS}
-    failed = set() if dynamo else {"dyn"}
-    for _ in range(repeat):  # alternate, so all see the same machine state
-        for e in EXPORTERS:
-            if e in failed:
-                continue
-            shutil.rmtree(dirs[e], ignore_errors=True)
-            os.makedirs(dirs[e])
-            cmd, env = commands[e]
-            try:
-                runs[e].append(run_measured(cmd, env, timeout=None if e == "t2o" else ref_timeout))
-            except RuntimeError as err:
-                if e == "t2o":
-                    raise
-                print(f"{name}: {e} failed: {str(err).strip().splitlines()[-1]}", file=sys.stderr)
-                failed.add(e)
-                runs[e] = []
+    if not dynamo:
+        del commands["dyn"]
+
+    def failed(e, err):
+        if e == "t2o":
+            raise err
+        print(f"{name}: {e} failed: {str(err).strip().splitlines()[-1]}", file=sys.stderr)
+
+    runs = run_alternating(commands, dirs, repeat, ref_timeout, failed)
     inputs = [t.numpy() for t in harness.flatten(args)]
     row = {"model": name, "weights_mb": weights_mb}
     for e in EXPORTERS:

@@ -153,21 +153,13 @@ def bench_program(name, cli, repeat, opset, work, ort_runs, timeout=900):
         "t2o": ([cli, "export", program, "-o", outs["t2o"], "--opset", str(opset)], dict(os.environ, T2O_TIMING="1")),
         "dyn": ([sys.executable, "-c", DYNAMO_PT2, program, outs["dyn"], str(DYNAMO_OPSET)], None),
     }
-    runs, errors = {e: [] for e in EXPORTERS}, {}
-    for _ in range(repeat):  # alternate, so both see the same machine state
-        for e in EXPORTERS:
-            if e in errors:
-                continue
-            shutil.rmtree(dirs[e], ignore_errors=True)
-            os.makedirs(dirs[e])
-            cmd, env = commands[e]
-            try:
-                runs[e].append(bench.run_measured(cmd, env, timeout=None if e == "t2o" else timeout))
-            except RuntimeError as err:
-                errors[e] = error_line(e, str(err))
-                print(f"{name}: {'torch2onnx refused' if e == 't2o' else 'dynamo failed'}: {errors[e]}",
-                      file=sys.stderr)
-                runs[e] = []
+    errors = {}
+
+    def failed(e, err):
+        errors[e] = error_line(e, str(err))
+        print(f"{name}: {'torch2onnx refused' if e == 't2o' else 'dynamo failed'}: {errors[e]}", file=sys.stderr)
+
+    runs = bench.run_alternating(commands, dirs, repeat, timeout, failed)
     row = {"model": name, "weights_mb": weights_mb, "batch_dim": dim, "program": note,
            "checked": [label for label, _, _ in checks]}
     for e in EXPORTERS:

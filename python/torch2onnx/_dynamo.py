@@ -46,26 +46,14 @@ class ONNXProgram:
 
     def __call__(self, *args, **kwargs):
         """Runs the model in ONNX Runtime on tensors (the program's user inputs, in order)."""
-        from .verification import ort_session, run_onnx_runtime
+        from .verification import _flatten, ort_session, run_onnx_runtime
 
         if self._session is None:
             self._session = ort_session(self._bytes if self._bytes is not None else self._path)
-        flat = [a for a in _flat_tensors((args, kwargs))]
-        return [torch.from_numpy(o) for o in run_onnx_runtime(self._session, flat)]
+        return [torch.from_numpy(o) for o in run_onnx_runtime(self._session, _flatten((args, kwargs), numbers=False))]
 
     def __repr__(self):
         return f"ONNXProgram({self._path or f'{len(self._bytes)} bytes'})"
-
-
-def _flat_tensors(value):
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _flat_tensors(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _flat_tensors(v)
 
 
 def _split(args, kwargs):

@@ -3,13 +3,9 @@
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::convert {
-namespace {
-
 bool is_in_place(const std::string& kind) {
   return kind.size() > 1 && kind.back() == '_' && kind[kind.size() - 2] != '_';
 }
-
-}  // namespace
 
 const SymbolicFn* resolve(const Registry& registry, const std::string& kind, int opset) {
   if (const SymbolicFn* fn = registry.find(kind, opset)) return fn;

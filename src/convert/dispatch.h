@@ -16,6 +16,9 @@ namespace torch2onnx::convert {
 // frontends make its result stand for the tensor it wrote to.
 const SymbolicFn* resolve(const Registry& registry, const std::string& kind, int opset);
 
+// Whether `kind` is an in-place operator ("aten::relu_", not "aten::__and__").
+bool is_in_place(const std::string& kind);
+
 // The lowest opset with a symbolic for `kind` (in-place ops as above).
 std::optional<int> first_opset(const Registry& registry, const std::string& kind);
 

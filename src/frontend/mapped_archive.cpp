@@ -214,14 +214,6 @@ void for_each_tensor(const c10::IValue& v, F& f, std::unordered_set<const void*>
   }
 }
 
-// Page-aligned interior of [start, start + length): the pages only these
-// bytes use.
-void drop_pages(const uint8_t* start, size_t length) {
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(start) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(start) + length) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
 
 // One record's bytes in the mapping, owned by one storage: when the storage
 // goes (a weight folded into another, or dropped), its pages leave the

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace torch2onnx::frontend {
 namespace {
 
@@ -198,6 +201,13 @@ bool inflate_entry(const unsigned char* src, size_t n, std::vector<unsigned char
   const bool complete = rc == Z_STREAM_END && zs.total_out == out.size();
   inflateEnd(&zs);
   return complete;
+}
+
+void drop_pages(const void* start, size_t length) {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(start) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(start) + length) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace torch2onnx::frontend

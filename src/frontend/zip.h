@@ -68,6 +68,11 @@ class ZipFile {
   std::vector<ZipEntry> entries_;
 };
 
+// Drops the pages only [start, start + length) uses (its page-aligned
+// interior) from a file mapping of the process (MADV_DONTNEED): the next read
+// faults them in again from the file. Only for pages no one wrote to.
+void drop_pages(const void* start, size_t length);
+
 // Inflates a raw-deflate zip entry (method 8) of `n` bytes into `out`, which
 // holds the entry's uncompressed size: false unless exactly that much comes out.
 bool inflate_entry(const unsigned char* src, size_t n, std::vector<unsigned char>& out);

@@ -161,14 +161,7 @@ void ProgramConverter::convert_node(const Node& n) {
   graph_->set_current_origin(origin_of(n));
   if (converted_by_frontend(n)) return convert_structural(n);
   if (is_higher_order(n)) return convert_higher_order(n);
-  const SymbolicFn* fn = resolve(registry_, canonical(n.op), options_.opset_version);
-  if (!fn) fail(&n, "no symbolic");  // (run() reported these first)
-  std::vector<Arg> args = schema_args(n);
-  std::vector<OutputInfo> outs;
-  for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
-  SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
-  run_symbolic(*fn, ctx, n.op, where(n));
-  const auto& results = ctx.results();
+  const std::vector<OutputSlot> results = node_results(n);
   // A write into a view, or into a tensor with views: written back through
   // the views (one that changes nothing, dropout_ in eval, needs nothing).
   const auto writes = std::move(aliased_writes_);
@@ -177,7 +170,7 @@ void ProgramConverter::convert_node(const Node& n) {
     auto before = scope_->tensors.find(written);
     const bool set = !results.empty() && results[0].set;
     if (set && before != scope_->tensors.end() && results[0].value == before->second) continue;
-    if (!set || !in_place(n.op) || n.inputs.empty() || n.inputs[0].arg.kind != "as_tensor" ||
+    if (!set || !is_in_place(n.op) || n.inputs.empty() || n.inputs[0].arg.kind != "as_tensor" ||
         n.inputs[0].arg.names.at(0) != written)
       fail(&n, "it writes into " + (base != written ? "a view of " + base : "'" + written + "', which has views") +
                    " other than as an in-place operator's first argument, which the .pt2 frontend does not convert "
@@ -185,6 +178,17 @@ void ProgramConverter::convert_node(const Node& n) {
     write_back(written, results[0].value, n);
   }
   set_outputs(n, results);
+}
+
+std::vector<OutputSlot> ProgramConverter::node_results(const Node& n) {
+  const SymbolicFn* fn = resolve(registry_, canonical(n.op), options_.opset_version);
+  if (!fn) fail(&n, "no symbolic");  // (run() reported these first)
+  std::vector<Arg> args = schema_args(n);
+  std::vector<OutputInfo> outs;
+  for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
+  SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
+  run_symbolic(*fn, ctx, n.op, where(n));
+  return ctx.results();
 }
 
 void ProgramConverter::set_outputs(const Node& n, const std::vector<OutputSlot>& results) {
@@ -199,7 +203,7 @@ void ProgramConverter::set_outputs(const Node& n, const std::vector<OutputSlot>&
     if (o.kind == "as_tensor") {
       set_tensor(o.names.at(0), r.value, n);
       // an in-place op's first argument now holds its result: later reads of it read that
-      if (i == 0 && in_place(n.op) && !n.inputs.empty() && n.inputs[0].arg.kind == "as_tensor")
+      if (i == 0 && is_in_place(n.op) && !n.inputs.empty() && n.inputs[0].arg.kind == "as_tensor")
         scope_->tensors[n.inputs[0].arg.names.at(0)] = r.value;
     } else if (o.kind == "as_tensors") {
       if (!r.is_list || r.elements.size() != o.names.size())

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "convert/constant_memo.h"
+#include "convert/dispatch.h"
 #include "convert/graph_interface.h"
 #include "convert/subgraph.h"
 #include "frontend/pt2/program.h"
@@ -34,8 +35,6 @@ using namespace frontend::pt2;
 // ---- the program's operators (operators.cpp)
 // "module.path (file.py:12)": where a node came from, as errors name it.
 std::string where(const Node& n);
-// Whether `op` is an in-place operator ("aten::relu_").
-bool in_place(const std::string& op);
 // `op` with its alias resolved (TorchScript normalizes aliases away; programs keep them).
 std::string canonical(const std::string& op);
 // Run-time checks of what the program promised: dropped (ONNX cannot raise).
@@ -95,6 +94,8 @@ class ProgramConverter : public ConstantMemo {
   void make_inputs();
   void convert_nodes(const Graph& g);
   void convert_node(const Node& n);
+  // What n's symbolic makes of its arguments as they are now.
+  std::vector<OutputSlot> node_results(const Node& n);
   void set_outputs(const Node& n, const std::vector<OutputSlot>& results);
   void set_tensor(const std::string& name, ir::Value* v, const Node& n);
   void make_outputs();
@@ -156,6 +157,8 @@ class ProgramConverter : public ConstantMemo {
   std::vector<ir::Value*> convert_body(const Graph& body, const std::vector<Arg>& operands, ir::Graph* g,
                                        const Node& n);
   std::vector<std::string> output_names(const Node& n) const;
+  // Binds `names` (the node's results) to `results`: tensors, or SymInts.
+  void bind_results(const Node& n, const std::vector<std::string>& names, const std::vector<ir::Value*>& results);
 
   const Program& p_;
   const Registry& registry_;

@@ -132,13 +132,7 @@ void ProgramConverter::convert_cond(const Node& n) {
       results.push_back(node->output(i));
     }
   }
-  if (results.size() != names.size())
-    fail(&n, "its body returns " + std::to_string(results.size()) + " values where cond has " +
-                 std::to_string(names.size()));
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (scope_->graph->tensor_values.count(names[i])) set_tensor(names[i], results[i], n);
-    else scope_->syms[names[i]] = Sym{results[i], std::nullopt, results[i]->dtype()};
-  }
+  bind_results(n, names, results);
 }
 
 // while_loop(cond_fn, body_fn, carried, additional): the condition once
@@ -234,7 +228,11 @@ void ProgramConverter::inline_body(const Node& n) {
     }
   }
   const std::vector<ir::Value*> results = convert_body(body_graph(n, 0), flat_operands(std::move(operands)), graph_, n);
-  const std::vector<std::string> names = output_names(n);
+  bind_results(n, output_names(n), results);
+}
+
+void ProgramConverter::bind_results(const Node& n, const std::vector<std::string>& names,
+                                    const std::vector<ir::Value*>& results) {
   if (results.size() != names.size())
     fail(&n, "its body returns " + std::to_string(results.size()) + " values where the program has " +
                  std::to_string(names.size()));

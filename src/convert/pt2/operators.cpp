@@ -15,8 +15,6 @@ bool is_assert(const std::string& op) {
          op == "aten::_assert_tensor_metadata" || op == "aten::sym_constrain_range";
 }
 
-bool in_place(const std::string& op) { return op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_'; }
-
 std::string canonical(const std::string& op) {
   static const std::map<std::string, std::string> aliases{
       {"aten::swapaxes", "aten::transpose"}, {"aten::swapdims", "aten::transpose"},
@@ -35,7 +33,7 @@ std::string canonical(const std::string& op) {
       {"aten::ger", "aten::outer"},          {"aten::row_stack", "aten::vstack"},
       {"aten::_unsafe_view", "aten::view"}};
   if (auto it = aliases.find(op); it != aliases.end()) return it->second;
-  if (in_place(op))
+  if (is_in_place(op))
     if (auto it = aliases.find(op.substr(0, op.size() - 1)); it != aliases.end()) return it->second + "_";
   return op;
 }

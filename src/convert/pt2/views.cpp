@@ -140,28 +140,9 @@ void ProgramConverter::refresh(const std::string& name) {
   const Scope::View view = it->second;
   const Node& n = *view.node;
   refresh(view.parent);
-  std::vector<Arg> args = schema_args(n);  // reads the parent's new value
-  if (view.element < 0) {
-    scope_->tensors[name] = call_symbolic(canonical(n.op), std::move(args), name, n);
-    scope_->views[name].version = now;
-    return;
-  }
-  // an element of a list result (split, unbind): the whole list again
-  const std::string op = canonical(n.op);
-  const SymbolicFn* fn = resolve(registry_, op, options_.opset_version);
-  if (!fn) fail(&n, "no symbolic");
-  std::vector<OutputInfo> outs;
-  for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
-  SymbolicContext ctx(op, std::move(args), outs, graph_, options_.opset_version, this);
-  run_symbolic(*fn, ctx, op, where(n));
-  const OutputSlot& r = ctx.results().at(0);
-  const std::vector<std::string>& names = n.outputs.at(0).names;
-  if (!r.is_list || r.elements.size() != names.size()) fail(&n, "its symbolic returned a different list");
-  for (size_t k = 0; k < names.size(); ++k) {
-    if (names[k].empty()) continue;
-    scope_->tensors[names[k]] = r.elements[k];
-    if (auto it = scope_->views.find(names[k]); it != scope_->views.end()) it->second.version = now;
-  }
+  // Its node again, on the parent's new value (schema_args registers its
+  // views anew, at the root's current version).
+  set_outputs(n, node_results(n));
 }
 
 }  // namespace torch2onnx::convert::pt2

@@ -1,23 +1,10 @@
 #include "convert/pt2/converter.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstring>
 
 namespace torch2onnx::convert::pt2 {
-namespace {
-
-// The pages only [start, start + length) uses leave memory (the file gives them back when read again).
-void drop_pages(const uint8_t* start, size_t length) {
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(start) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(start) + length) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
-}  // namespace
-
 // A stored (uncompressed), contiguous, aligned record is read in place from a
 // read-only mapping of the archive: no copy of the weights, and the writer
 // gives each one's pages back once written. Anything else: nullopt (copied).
@@ -42,7 +29,7 @@ std::optional<ir::Tensor> ProgramConverter::mapped_tensor(const frontend::ZipEnt
   const uint8_t* data = static_cast<const uint8_t*>(mapping_.get()) + *offset;
   if (reinterpret_cast<uintptr_t>(data) % elem != 0) return std::nullopt;
   return ir::Tensor::borrowed(m.dtype, dims, data, static_cast<size_t>(nbytes), mapping_,
-                              [data, nbytes] { drop_pages(data, static_cast<size_t>(nbytes)); });
+                              [data, nbytes] { frontend::drop_pages(data, static_cast<size_t>(nbytes)); });
 }
 
 ir::Tensor ProgramConverter::stored_tensor(const std::string& target) {
