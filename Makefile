@@ -12,6 +12,11 @@ JOBS ?= 2
 SYSTEM_PYTHON := /usr/bin/python3
 VENV := $(BUILD_DIR)/venv
 PYTHON := $(VENV)/bin/python
+# The ONNX C++ library of the default build: the release of the onnx Python
+# package pinned in requirements/torch-2.14.txt, built from its source
+# (cmake/build_onnx.sh); the 1.13 build uses Debian's ONNX 1.12.
+ONNX_VERSION := $(shell sed -n 's/^onnx==//p' requirements/torch-2.14.txt)
+ONNX_PREFIX := $(CURDIR)/$(BUILD_DIR)/onnx/install
 VENV_113 := $(BUILD_113)/venv
 PYTHON_113 := $(VENV_113)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -25,11 +30,11 @@ APT_PACKAGES := build-essential cmake ccache git \
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 
-.PHONY: all deps apt-deps venv build test test-zoo test-unit test-asan test-1.13 build-1.13 demo install bench clean
+.PHONY: all deps apt-deps venv onnx build test test-zoo test-unit test-asan test-1.13 build-1.13 demo install bench clean
 
 all: build
 
-deps: apt-deps venv
+deps: apt-deps venv onnx
 
 # Installs the Debian packages that are not installed yet.
 apt-deps:
@@ -49,14 +54,21 @@ $(VENV)/.installed: requirements/torch-2.14.txt | apt-deps
 	$(PYTHON) -m pip install -q --disable-pip-version-check -r $<
 	@touch $@
 
+onnx: $(ONNX_PREFIX)/.installed-$(ONNX_VERSION)
+
+$(ONNX_PREFIX)/.installed-$(ONNX_VERSION): cmake/build_onnx.sh $(VENV)/.installed
+	JOBS=$(JOBS) cmake/build_onnx.sh $(ONNX_VERSION) $(ONNX_PREFIX) $(CURDIR)/$(PYTHON)
+	@touch $@
+
 $(VENV_113)/.installed: requirements/torch-1.13.txt | apt-deps
 	$(SYSTEM_PYTHON) -m venv --system-site-packages $(VENV_113)
 	$(PYTHON_113) -m pip install -q --disable-pip-version-check --no-deps -r $<
 	@touch $@
 
 # (CMakeFiles/Makefile.cmake exists once a configuration succeeded; a failed one leaves a CMakeCache.txt.)
-$(BUILD_DIR)/CMakeFiles/Makefile.cmake: CMakeLists.txt cmake/Torch.cmake $(VENV)/.installed
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DT2O_TORCH=wheel -DT2O_PYTHON=$(CURDIR)/$(PYTHON)
+$(BUILD_DIR)/CMakeFiles/Makefile.cmake: CMakeLists.txt cmake/Torch.cmake $(VENV)/.installed $(ONNX_PREFIX)/.installed-$(ONNX_VERSION)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DT2O_TORCH=wheel -DT2O_PYTHON=$(CURDIR)/$(PYTHON) \
+	  -DT2O_ONNX_PREFIX=$(ONNX_PREFIX)
 
 build: deps $(BUILD_DIR)/CMakeFiles/Makefile.cmake
 	cmake --build $(BUILD_DIR) -j$(JOBS)
@@ -86,7 +98,8 @@ test-1.13: build-1.13
 # CLI tests, with zero crashes, hangs or sanitizer reports.
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=0:detect_container_overflow=0 UBSAN_OPTIONS=print_stacktrace=1
 test-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DT2O_SANITIZE=ON -DT2O_TORCH=wheel -DT2O_PYTHON=$(CURDIR)/$(PYTHON) -DT2O_BUILD_PYTHON=OFF -DT2O_BUILD_TESTS=OFF
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DT2O_SANITIZE=ON -DT2O_TORCH=wheel -DT2O_PYTHON=$(CURDIR)/$(PYTHON) -DT2O_BUILD_PYTHON=OFF -DT2O_BUILD_TESTS=OFF \
+	  -DT2O_ONNX_PREFIX=$(ONNX_PREFIX)
 	cmake --build build-asan --target torch2onnx_cli -j$(JOBS)
 	$(ASAN_ENV) $(PYTHON) tests/fuzz/fuzz.py --cli build-asan/torch2onnx --archives 1000 --programs 1000 --argv 1000
 	$(ASAN_ENV) T2O_CLI=$(CURDIR)/build-asan/torch2onnx $(PYTHON) -m pytest -q -p no:cacheprovider tests/cli

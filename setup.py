@@ -63,9 +63,12 @@ class CMakeBuild(build_ext):
         if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
             # Debian's torch 1.13 is LibTorch from libtorch-dev; any 2.x is the LibTorch in its wheel.
             flavour = "system" if _torch_version().startswith("1.") else "wheel"
+            # The ONNX that `make` built from source (opsets to 23), else the system's (Debian's: to 17).
+            onnx = os.path.join(ROOT, "build", "onnx", "install")
+            extra = [f"-DT2O_ONNX_PREFIX={onnx}"] if flavour == "wheel" and os.path.isdir(onnx) else []
             subprocess.check_call(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                                    f"-DT2O_TORCH={flavour}", f"-DT2O_PYTHON={sys.executable}",
-                                   f"-DPython3_EXECUTABLE={sys.executable}", "-DT2O_BUILD_TESTS=OFF"])
+                                   f"-DPython3_EXECUTABLE={sys.executable}", "-DT2O_BUILD_TESTS=OFF", *extra])
         env = dict(os.environ)
         env.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros,include_file_mtime,include_file_ctime")
         subprocess.check_call(["cmake", "--build", build_dir, "--target", "torch2onnx_python", "-j", jobs], env=env)

@@ -437,11 +437,13 @@ def main():
     p.add_argument("--scaling", default="chain_1k,chain_10k,chain_100k", help="generated graphs ('' to skip)")
     p.add_argument("--big", action=argparse.BooleanOptionalAction, default=True, help="the 2.5 GiB model")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--opset", type=int, default=17)
+    p.add_argument("--opset", type=int, default=None, help="default 17 (TorchScript), 20 with --pt2 (as torch.onnx)")
     p.add_argument("--ort-runs", type=int, default=20)
     p.add_argument("--json", default=None, help="also write the rows as JSON here")
     p.add_argument("--markdown", default=None, help="write the tables to this file (docs/benchmarks.md)")
     a = p.parse_args()
+    if a.opset is None:
+        a.opset = 20 if a.pt2 else 17
     if a.pt2:
         sys.modules.setdefault("bench", sys.modules[__name__])  # one copy of this module, not two
         import bench_pt2

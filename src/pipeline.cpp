@@ -47,6 +47,7 @@ const NamedPass kOnnxPasses[] = {
     {"fold_constants", onnx_passes::fold_constants},
     {"fold_static_shapes", onnx_passes::fold_static_shapes},
     {"fuse_conv_batchnorm", onnx_passes::fuse_conv_batchnorm},
+    {"fuse_rotary_embedding", onnx_passes::fuse_rotary_embedding},
     {"remove_identities", onnx_passes::remove_identities},
     {"fuse_concats", onnx_passes::fuse_concats},
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
@@ -71,6 +72,13 @@ class StageTimer {
   bool enabled_;
   std::chrono::steady_clock::time_point last_;
 };
+
+// The options with the frontend's default opset when none was asked for.
+ExportOptions with_default_opset(const ExportOptions& o, int opset) {
+  ExportOptions out = o;
+  if (out.opset_version == 0) out.opset_version = opset;
+  return out;
+}
 
 void validate(const ExportOptions& o) {
   if (o.opset_version < kMinOpset || o.opset_version > kMaxOpset)
@@ -139,8 +147,9 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
 
 namespace {
 
-ir::Model run_export(torch::jit::Module& module, const std::vector<c10::IValue>& args, const ExportOptions& options,
+ir::Model run_export(torch::jit::Module& module, const std::vector<c10::IValue>& args, const ExportOptions& requested,
                      const Registry& registry, const ExportHooks& hooks, bool consume) {
+  const ExportOptions options = with_default_opset(requested, kDefaultOpset);
   validate(options);
   ir::Model model;
   StageTimer timer;
@@ -197,7 +206,8 @@ ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10:
   return run_export(module, args, options, registry, hooks, /*consume=*/true);
 }
 
-ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& options, const Registry& registry) {
+ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& requested, const Registry& registry) {
+  const ExportOptions options = with_default_opset(requested, kDefaultProgramOpset);
   validate(options);
   StageTimer timer;
   if (options.progress) options.progress("loading", 0.0);

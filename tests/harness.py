@@ -24,6 +24,21 @@ class Mismatch(AssertionError):
     pass
 
 
+_max_opset = None
+
+
+def max_opset():
+    """The newest opset the CLI exports (23 on the default build, 17 on the
+    1.13 build with Debian's ONNX 1.12): from `torch2onnx version`."""
+    global _max_opset
+    if _max_opset is None:
+        out = subprocess.run([CLI, "version"], capture_output=True, text=True).stdout
+        m = re.search(r"opsets (\d+)-(\d+)", out)
+        assert m, f"no opset range in `torch2onnx version`: {out!r}"
+        _max_opset = int(m.group(2))
+    return _max_opset
+
+
 def flatten(value, numbers=False, none=False):
     """Tensors of a (nested) output or input, in order: what the graph's outputs are.
     numbers=True keeps Python numbers too (inputs of scripted forward(x, n: int));

@@ -27,7 +27,9 @@ struct DynamicAxis {
 
 // The options of torch.onnx.export, with the same meaning.
 struct ExportOptions {
-  int opset_version = 17;
+  // 0: torch.onnx's default for the input: kDefaultOpset (17) for TorchScript
+  // modules and archives, kDefaultProgramOpset (20) for .pt2 programs.
+  int opset_version = 0;
   bool export_params = true;
   bool verbose = false;
   TrainingMode training = TrainingMode::Eval;

@@ -296,4 +296,6 @@ PYBIND11_MODULE(_C, m) {
   });
   m.attr("MIN_OPSET") = kMinOpset;
   m.attr("MAX_OPSET") = kMaxOpset;
+  m.attr("DEFAULT_OPSET") = kDefaultOpset;
+  m.attr("DEFAULT_PROGRAM_OPSET") = kDefaultProgramOpset;
 }

@@ -18,7 +18,7 @@ __all__ = [
     "unregister_custom_op_symbolic",
 ]
 
-DEFAULT_OPSET = 17
+DEFAULT_OPSET = 17  # torch.onnx's default (dynamo=False); dynamo=True: 20 (_C.DEFAULT_PROGRAM_OPSET)
 
 # torch 1.13's positional order after (model, args, f), for calls written
 # against the older signature.
@@ -37,11 +37,11 @@ def _C():
 
 def _options(opset_version, export_params, verbose, training, input_names, output_names, operator_export_type,
              do_constant_folding, dynamic_axes, keep_initializers_as_inputs, custom_opsets, external_data,
-             export_modules_as_functions):
+             export_modules_as_functions, default_opset=DEFAULT_OPSET):
     operator_export_type = _modes._coerce(operator_export_type, OperatorExportTypes, "operator_export_type")
     if keep_initializers_as_inputs is None:
         keep_initializers_as_inputs = operator_export_type != OperatorExportTypes.ONNX
-    opset = DEFAULT_OPSET if opset_version is None else opset_version
+    opset = default_opset if opset_version is None else opset_version
     if not isinstance(opset, int) or isinstance(opset, bool):
         raise errors.ExportUsageError(f"opset_version must be an int, not {opset!r}")
     if export_modules_as_functions and opset < 15:
@@ -109,7 +109,7 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
         graph inputs, in order; other values are baked into a traced model
         (scripted models take int/float/bool arguments as 0-d inputs).
     f: a path, or a binary file-like object.
-    opset_version: 9 to 17 (default 17).
+    opset_version: 9 to 23 (default 17; 20 with dynamo=True, as torch.onnx).
     verify: run the exported model in ONNX Runtime and compare it with PyTorch.
     autograd_inlining: False keeps every torch.autograd.Function call as one
         node (it then needs a `symbolic`).
@@ -202,7 +202,8 @@ def _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, o
             raise errors.ExportUsageError("custom_translation_table is not supported: register symbolics with "
                                           "torch2onnx.register_custom_op_symbolic")
     options = _options(opset_version, export_params, verbose, TrainingMode.EVAL, input_names, output_names,
-                       OperatorExportTypes.ONNX, True, dynamic_axes, False, custom_opsets, external_data, False)
+                       OperatorExportTypes.ONNX, True, dynamic_axes, False, custom_opsets, external_data, False,
+                       default_opset=_C().DEFAULT_PROGRAM_OPSET)
     return _dynamo.export(model, args, f, kwargs, options, other.get("dynamic_shapes"), verify,
                           other.get("report", False), other.get("artifacts_dir", "."))
 

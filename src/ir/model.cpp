@@ -9,7 +9,10 @@ int64_t ir_version_for_opset(int64_t opset) {
   if (opset == 10) return 5;
   if (opset == 11) return 6;
   if (opset <= 14) return 7;
-  return 8;  // opsets 15-17 (ONNX 1.10-1.12)
+  if (opset <= 18) return 8;   // opsets 15-18 (ONNX 1.10-1.13)
+  if (opset <= 20) return 9;   // ONNX 1.14-1.15
+  if (opset <= 22) return 10;  // ONNX 1.16-1.17
+  return 11;                   // opset 23 (ONNX 1.18)
 }
 
 }  // namespace torch2onnx::ir

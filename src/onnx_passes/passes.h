@@ -34,6 +34,8 @@ void fold_constants(ir::Model& model, const PassContext& ctx);
 void fold_static_shapes(ir::Model& model, const PassContext& ctx);
 // Eval mode: BatchNormalization right after a Conv is folded into its weights.
 void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx);
+// Opset 23: x * cos + rotate_half(x) * sin with constant caches -> RotaryEmbedding.
+void fuse_rotary_embedding(ir::Model& model, const PassContext& ctx);
 // Identity nodes are bypassed.
 void remove_identities(ir::Model& model, const PassContext& ctx);
 // Concat of Concat (same axis, the inner read once) -> one Concat.

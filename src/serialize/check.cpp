@@ -49,11 +49,21 @@ void check_and_infer(ir::Model& model) {
   // One inference (strict: an op whose types do not fit is an error), whose
   // types also complete the graph outputs; then the checker on that proto.
   google::protobuf::Arena arena;
-  onnx::ModelProto& mp = skeleton(model, arena);
+  onnx::ModelProto* mp = &skeleton(model, arena);
   try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), options);
-    onnx::checker::check_model(mp);
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(*mp, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception&) {
+      // Data propagation (shape arithmetic) is not part of ONNX's full check,
+      // and ONNX 1.23's can fail on valid models (a known-length 1-D float
+      // tensor taken for a shape: Unsqueeze then Mul "Invalid rank for Mul
+      // broadcasting"): the verdict is strict inference without it.
+      mp = &skeleton(model, arena);
+      onnx::ShapeInferenceOptions options(/*check_type=*/true, /*strict_mode=*/1, /*data_prop=*/false);
+      onnx::shape_inference::InferShapes(*mp, onnx::OpSchemaRegistry::Instance(), options);
+    }
+    onnx::checker::check_model(*mp);
   } catch (const std::exception& e) {
     // T2O_DUMP_ON_CHECK_FAILURE=path: keep the rejected model (weights left out) for debugging.
     if (const char* dump = std::getenv("T2O_DUMP_ON_CHECK_FAILURE")) {
@@ -65,7 +75,7 @@ void check_and_infer(ir::Model& model) {
     throw Error(Error::Kind::Check, std::string("the exported model fails the ONNX checker: ") + e.what());
   }
   std::unordered_map<std::string, const onnx::TypeProto*> types;
-  collect(mp.graph(), types);
+  collect(mp->graph(), types);
   apply_types(*model.graph, types);
 }
 

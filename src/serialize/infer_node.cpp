@@ -4,6 +4,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "serialize/to_proto.h"
@@ -13,6 +14,27 @@ namespace {
 
 constexpr int kMaxDepth = 64;                // producers followed back from one value
 constexpr int64_t kMaxConstantElements = 1024;  // constant inputs shown to inference (shapes, axes)
+
+using TypeMap = std::unordered_map<std::string, onnx::TypeProto*>;
+using DataMap = std::unordered_map<std::string, const onnx::TensorProto*>;
+using SparseMap = std::unordered_map<std::string, const onnx::SparseTensorProto*>;
+
+// Runs `schema`'s inference on `node` and hands the context to `read`.
+// ONNX 1.13+ takes ShapeInferenceOptions in the context's constructor, 1.12 does not.
+template <class Impl, class Read>
+void run_inference(const onnx::OpSchema& schema, onnx::NodeProto& node, const TypeMap& types, const DataMap& data,
+                   Read read) {
+  if constexpr (std::is_constructible_v<Impl, onnx::NodeProto&, const TypeMap&, const DataMap&, const SparseMap&,
+                                        const onnx::ShapeInferenceOptions&>) {
+    Impl ctx(node, types, data, SparseMap{}, onnx::ShapeInferenceOptions{});
+    schema.GetTypeAndShapeInferenceFunction()(ctx);
+    read(ctx);
+  } else {
+    Impl ctx(node, types, data, SparseMap{});
+    schema.GetTypeAndShapeInferenceFunction()(ctx);
+    read(ctx);
+  }
+}
 
 bool infer_node(ir::Node* n, int64_t opset) {
   if (!n->subgraphs().empty()) return false;  // If/Loop: their branches decide
@@ -40,19 +62,19 @@ bool infer_node(ir::Node* n, int64_t opset) {
   for (size_t k = 0; k < n->num_outputs(); ++k) node.add_output("o" + std::to_string(k));
   ProtoOptions options;
   for (const ir::Attribute& a : n->attributes()) attribute_to_proto(a, *node.add_attribute(), options);
-  std::unordered_map<std::string, onnx::TypeProto*> type_ptrs;
+  TypeMap type_ptrs;
   for (auto& [name, t] : types) type_ptrs[name] = &t;
-  std::unordered_map<std::string, const onnx::TensorProto*> data_ptrs;
+  DataMap data_ptrs;
   for (auto& [name, t] : data) data_ptrs[name] = &t;
   try {
-    onnx::shape_inference::InferenceContextImpl ctx(node, type_ptrs, data_ptrs, {});
-    schema->GetTypeAndShapeInferenceFunction()(ctx);
-    for (size_t k = 0; k < n->num_outputs() && k < ctx.getNumOutputs(); ++k) {
-      ir::Value* out = n->output(k);
-      if (out && !out->type().has_shape && out->type().kind == ir::ValueType::Kind::Tensor &&
-          ctx.getOutputType(k)->has_tensor_type())
-        out->set_type(type_from_proto(*ctx.getOutputType(k), out->type()));
-    }
+    run_inference<onnx::shape_inference::InferenceContextImpl>(*schema, node, type_ptrs, data_ptrs, [&](auto& ctx) {
+      for (size_t k = 0; k < n->num_outputs() && k < ctx.getNumOutputs(); ++k) {
+        ir::Value* out = n->output(k);
+        if (out && !out->type().has_shape && out->type().kind == ir::ValueType::Kind::Tensor &&
+            ctx.getOutputType(k)->has_tensor_type())
+          out->set_type(type_from_proto(*ctx.getOutputType(k), out->type()));
+      }
+    });
   } catch (const std::exception&) {
     return false;  // inputs inference rejects: nothing learned
   }

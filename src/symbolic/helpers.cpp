@@ -1,5 +1,6 @@
 #include "symbolic/helpers.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace torch2onnx::helpers {
@@ -33,7 +34,7 @@ ir::Value* reduce(SymbolicContext& ctx, const std::string& op, ir::Value* v, con
                   bool keepdims) {
   const int64_t kd = keepdims ? 1 : 0;
   // ReduceSum takes axes as an input from opset 13; the others from 18.
-  if (op == "ReduceSum" && ctx.opset() >= 13) {
+  if (ctx.opset() >= (op == "ReduceSum" ? 13 : 18)) {
     if (axes.empty()) return ctx.op(op, {v}, {{"keepdims", kd}});
     return ctx.op(op, {v, ctx.const_ints(axes)}, {{"keepdims", kd}});
   }
@@ -65,6 +66,10 @@ ir::Value* slice_dynamic(SymbolicContext& ctx, ir::Value* v, ir::Value* starts, 
 
 std::vector<ir::Value*> split(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& sizes, int64_t axis) {
   if (sizes.size() == 1) return {ctx.op("Identity", {v})};
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  const bool even = std::all_of(sizes.begin(), sizes.end(), [&](int64_t s) { return s == sizes[0]; });
+  // Opset 18: equal parts need no sizes (num_outputs).
+  if (ctx.opset() >= 18 && even) return ctx.op_n("Split", {v}, sizes.size(), {{"axis", axis}, {"num_outputs", n}});
   if (ctx.opset() >= 13) return ctx.op_n("Split", {v, ctx.const_ints(sizes)}, sizes.size(), {{"axis", axis}});
   return ctx.op_n("Split", {v}, sizes.size(), {{"axis", axis}, {"split", sizes}});
 }

@@ -47,6 +47,13 @@ void gelu(SymbolicContext& ctx) {
   ctx.out(ctx.op("Mul", {y, scalar_like(ctx, 0.5)}));
 }
 
+// Opset 20: one Gelu node, exact or with the tanh approximation.
+void gelu_20(SymbolicContext& ctx) {
+  const std::string approx = ctx.num_args() > 1 && !ctx.none(1) ? ctx.s(1) : "none";
+  if (approx != "none" && approx != "tanh") ctx.fail("unknown approximate='" + approx + "' (none or tanh)");
+  ctx.out(ctx.op("Gelu", {ctx.in(0)}, {{"approximate", approx}}));
+}
+
 // aten::elu(self, alpha, scale, input_scale)
 void elu(SymbolicContext& ctx) {
   const double alpha = ctx.f(1), scale = ctx.num_args() > 2 ? ctx.f(2) : 1.0,
@@ -85,6 +92,9 @@ void mish(SymbolicContext& ctx) {
   ir::Value* x = ctx.in(0);
   ctx.out(ctx.op("Mul", {x, ctx.op("Tanh", {ctx.op("Softplus", {x})})}));
 }
+
+// Opset 18: one Mish node.
+void mish_18(SymbolicContext& ctx) { ctx.out(ctx.op("Mish", {ctx.in(0)})); }
 
 // aten::softplus(self, beta, threshold): linear where beta*x > threshold.
 void softplus(SymbolicContext& ctx) {
@@ -170,11 +180,13 @@ void register_activation(Registry& r) {
   r.add("aten::hardtanh", 9, hardtanh);
   r.add("aten::relu6", 9, relu6);
   r.add("aten::gelu", 9, gelu);
+  r.add("aten::gelu", 20, gelu_20);
   r.add("aten::elu", 9, elu);
   r.add("aten::celu", 9, celu_decomposed);
   r.add("aten::celu", 12, celu);
   r.add("aten::silu", 9, silu);
   r.add("aten::mish", 9, mish);
+  r.add("aten::mish", 18, mish_18);
   r.add("aten::softplus", 9, softplus);
   r.add("aten::hardsigmoid", 9, hardsigmoid);
   r.add("aten::hardswish", 9, hardswish_decomposed);

@@ -14,6 +14,7 @@ void register_copy(Registry& r);
 void register_creation(Registry& r);
 void register_dropout(Registry& r);
 void register_embedding(Registry& r);
+void register_fold(Registry& r);
 void register_indexing(Registry& r);
 void register_join_split(Registry& r);
 void register_linalg(Registry& r);
@@ -65,6 +66,8 @@ inline void register_all(Registry& r) {
   register_dropout(r);
   r.set_family("embedding");
   register_embedding(r);
+  r.set_family("fold");
+  register_fold(r);
   r.set_family("indexing");
   register_indexing(r);
   r.set_family("join_split");

@@ -113,6 +113,17 @@ void bitwise_and(SymbolicContext& ctx) { bitwise(ctx, "And"); }
 void bitwise_or(SymbolicContext& ctx) { bitwise(ctx, "Or"); }
 void bitwise_xor(SymbolicContext& ctx) { bitwise(ctx, "Xor"); }
 
+// Opset 18: integers with BitwiseAnd/Or/Xor (in the result type), booleans as before.
+void bitwise_18(SymbolicContext& ctx, const char* logical, const char* bitwise_op) {
+  const ir::DType t = ctx.out_dtype() != ir::DType::Undefined ? ctx.out_dtype() : helpers::result_type(ctx, {0, 1});
+  if (t == ir::DType::Bool) return bitwise(ctx, logical);
+  if (ir::is_floating(t)) ctx.fail("bitwise operations on floating tensors are not supported (as in PyTorch)");
+  ctx.out(ctx.op(bitwise_op, {ctx.cast(ctx.in(0), t), ctx.cast(ctx.in(1), t)}));
+}
+void bitwise_and_18(SymbolicContext& ctx) { bitwise_18(ctx, "And", "BitwiseAnd"); }
+void bitwise_or_18(SymbolicContext& ctx) { bitwise_18(ctx, "Or", "BitwiseOr"); }
+void bitwise_xor_18(SymbolicContext& ctx) { bitwise_18(ctx, "Xor", "BitwiseXor"); }
+
 // bitwise_not: logical not on bool, -x - 1 on signed integers (two's complement).
 void bitwise_not(SymbolicContext& ctx) {
   const ir::DType t = ctx.dtype(0);
@@ -126,6 +137,13 @@ void bitwise_not(SymbolicContext& ctx) {
   ir::DType c = (t == ir::DType::Int32 || t == ir::DType::Int64) ? t : ir::DType::Int32;
   ir::Value* r = ctx.op("Sub", {ctx.op("Neg", {ctx.cast(x, c)}), ctx.const_scalar(c, 1)});
   ctx.out(ctx.cast(r, t));
+}
+
+// Opset 18: BitwiseNot on integers.
+void bitwise_not_18(SymbolicContext& ctx) {
+  const ir::DType t = ctx.dtype(0);
+  if (t == ir::DType::Bool || ir::is_floating(t)) return bitwise_not(ctx);
+  ctx.out(ctx.op("BitwiseNot", {ctx.in(0)}));
 }
 
 // aten::where(condition, self, other)
@@ -292,10 +310,20 @@ void register_comparison(Registry& r) {
   r.add("aten::logical_xor", 9, logical_xor);
   r.add("aten::logical_not", 9, logical_not);
   r.add("aten::__not__", 9, logical_not);  // `not` of a bool in TorchScript
-  for (const char* op : {"aten::__and__", "aten::__iand__", "aten::bitwise_and"}) r.add(op, 9, bitwise_and);
-  for (const char* op : {"aten::__or__", "aten::__ior__", "aten::bitwise_or"}) r.add(op, 9, bitwise_or);
-  for (const char* op : {"aten::__xor__", "aten::__ixor__", "aten::bitwise_xor"}) r.add(op, 9, bitwise_xor);
+  for (const char* op : {"aten::__and__", "aten::__iand__", "aten::bitwise_and"}) {
+    r.add(op, 9, bitwise_and);
+    r.add(op, 18, bitwise_and_18);
+  }
+  for (const char* op : {"aten::__or__", "aten::__ior__", "aten::bitwise_or"}) {
+    r.add(op, 9, bitwise_or);
+    r.add(op, 18, bitwise_or_18);
+  }
+  for (const char* op : {"aten::__xor__", "aten::__ixor__", "aten::bitwise_xor"}) {
+    r.add(op, 9, bitwise_xor);
+    r.add(op, 18, bitwise_xor_18);
+  }
   r.add("aten::bitwise_not", 9, bitwise_not);
+  r.add("aten::bitwise_not", 18, bitwise_not_18);
   r.add("aten::where", 9, where);
   r.add("aten::maximum", 9, binary_max_min<9, true>);
   r.add("aten::maximum", 12, binary_max_min<12, true>);

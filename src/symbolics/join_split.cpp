@@ -219,6 +219,16 @@ void chunk_13(SymbolicContext& ctx) {
   ctx.out_list(ctx.op_n("Split", {ctx.in(0), ctx.op("Concat", sizes, {{"axis", int64_t{0}}})}, count, {{"axis", dim}}));
 }
 
+// Opset 18: Split's num_outputs makes pieces of ceil(length / n), the last
+// the rest: PyTorch's chunks whenever there are as many pieces as chunks.
+void chunk_18(SymbolicContext& ctx) {
+  if (!ctx.constant(1)) return chunk_11(ctx);
+  const int64_t dim = chunk_dim(ctx);
+  const int64_t chunks = ctx.i(1);
+  if (chunks < 2 || static_cast<int64_t>(chunk_pieces(ctx, dim).size()) != chunks) return chunk_13(ctx);
+  ctx.out_list(ctx.op_n("Split", {ctx.in(0)}, static_cast<size_t>(chunks), {{"axis", dim}, {"num_outputs", chunks}}));
+}
+
 // aten::unbind(self, dim=0)
 void unbind(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.num_args() > 1 ? ctx.i(1) : 0, ctx.rank(0));
@@ -284,6 +294,7 @@ void register_join_split(Registry& r) {
     r.add(op, 9, chunk);
     r.add(op, 11, chunk_11);
     r.add(op, 13, chunk_13);
+    r.add(op, 18, chunk_18);
   }
   for (const char* op : {"aten::unbind", "aten::unbind_copy"}) r.add(op, 9, unbind);
   r.add("aten::hsplit", 9, hsplit);

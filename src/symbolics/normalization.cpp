@@ -208,6 +208,52 @@ void group_norm(SymbolicContext& ctx) {
   ctx.out(y);
 }
 
+// Opset 21: one GroupNormalization node (per-channel scale and bias, as
+// PyTorch's; opset 18's per-group form was deprecated for that reason).
+void group_norm_21(SymbolicContext& ctx) {
+  const ir::DType dt = ctx.dtype(0);
+  const int64_t channels = ctx.sizes(0).at(1);
+  if (channels < 0) return group_norm(ctx);  // (the channel count is needed for the default scale and bias)
+  ctx.out(ctx.op("GroupNormalization",
+                 {ctx.in(0), ones_or(ctx, 2, channels, dt, 1.0), ones_or(ctx, 3, channels, dt, 0.0)},
+                 {{"epsilon", ctx.f(4)}, {"num_groups", ctx.i(1)}}));
+}
+
+// aten::rms_norm(input, normalized_shape, weight=None, eps=None): eps
+// defaults to the dtype's machine epsilon, as in PyTorch.
+double rms_eps(SymbolicContext& ctx) {
+  if (auto eps = ctx.opt_f(3)) return *eps;
+  switch (ctx.dtype(0)) {
+    case ir::DType::Double: return 2.220446049250313e-16;
+    case ir::DType::Float16: return 0.0009765625;
+    case ir::DType::BFloat16: return 0.0078125;
+    default: return 1.1920928955078125e-07;
+  }
+}
+
+void rms_norm(SymbolicContext& ctx) {
+  const ir::DType dt = ctx.dtype(0);
+  const int64_t n = normalized_count(ctx, 1);
+  std::vector<int64_t> axes;
+  for (int64_t a = -n; a < 0; ++a) axes.push_back(a);
+  ir::Value* x = ctx.in(0);
+  ir::Value* ms = helpers::reduce(ctx, "ReduceMean", ctx.op("Mul", {x, x}), axes, true);
+  ir::Value* y = ctx.op("Div", {x, ctx.op("Sqrt", {ctx.op("Add", {ms, ctx.const_scalar(dt, rms_eps(ctx))})})});
+  if (!ctx.none(2)) y = ctx.op("Mul", {y, ctx.in_as(2, dt)});
+  ctx.out(y);
+}
+
+// Opset 23: one RMSNormalization node.
+void rms_norm_23(SymbolicContext& ctx) {
+  const ir::DType dt = ctx.dtype(0);
+  const int64_t n = normalized_count(ctx, 1);
+  std::vector<int64_t> shape = ctx.is(1);
+  ir::Value* scale = ctx.none(2) ? ctx.constant(ir::Tensor::from_doubles(
+                                       dt, std::vector<double>(static_cast<size_t>(product(shape)), 1.0), shape))
+                                 : ctx.in_as(2, dt);
+  ctx.out(ctx.op("RMSNormalization", {ctx.in(0), scale}, {{"axis", -n}, {"epsilon", rms_eps(ctx)}}));
+}
+
 }  // namespace
 
 void register_normalization(Registry& r) {
@@ -218,6 +264,9 @@ void register_normalization(Registry& r) {
   r.add("aten::layer_norm", 17, layer_norm);
   r.add("aten::instance_norm", 9, instance_norm);
   r.add("aten::group_norm", 9, group_norm);
+  r.add("aten::group_norm", 21, group_norm_21);
+  r.add("aten::rms_norm", 9, rms_norm);
+  r.add("aten::rms_norm", 23, rms_norm_23);
 }
 
 }  // namespace torch2onnx::symbolics

@@ -14,6 +14,7 @@ using ir::DType;
 // What ONNX Pad accepts at the target opset.
 struct PadSupport {
   bool float_only;       // Pad-2 (opsets 9, 10): float tensors, constant pads
+  bool wrap = false;     // Pad-19: mode "wrap" (circular padding as one node)
 };
 
 // PyTorch pads (last dim first: left, right, top, bottom, ...) -> per-dim (begin, end).
@@ -129,7 +130,12 @@ ir::Value* pad_any(SymbolicContext& ctx, size_t pads_idx, const std::string& mod
   const Arg& pa = ctx.arg(pads_idx);
   bool constant_pads = pa.constant || (pa.is_list() && std::all_of(pa.elements.begin(), pa.elements.end(),
                                                                    [](const Arg& e) { return e.constant; }));
-  if (mode == "circular") return pad_circular_list(ctx, x, ctx.is(pads_idx));
+  if (mode == "circular") {
+    const std::vector<int64_t> pads = ctx.is(pads_idx);
+    const bool cropping = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; });
+    if (!sup.wrap || cropping) return pad_circular_list(ctx, x, pads);
+    return pad_constant_list(ctx, x, dt, pads, "wrap", 0.0, sup);
+  }
   if (constant_pads) return pad_constant_list(ctx, x, dt, ctx.is(pads_idx), mode, value, sup);
   if (sup.float_only) ctx.fail("padding computed at run time needs opset 11 or later");
   return pad_dynamic(ctx, x, dt, pads_idx, mode, value, sup);
@@ -158,11 +164,13 @@ void pad_with(SymbolicContext& ctx, const PadSupport& sup) {
 
 constexpr PadSupport kPad2{true};
 constexpr PadSupport kPad11{false};
+constexpr PadSupport kPad19{false, true};
 
 void constant_pad_nd9(SymbolicContext& ctx) { constant_pad_nd_with(ctx, kPad2); }
 void constant_pad_nd11(SymbolicContext& ctx) { constant_pad_nd_with(ctx, kPad11); }
 void pad9(SymbolicContext& ctx) { pad_with(ctx, kPad2); }
 void pad11(SymbolicContext& ctx) { pad_with(ctx, kPad11); }
+void pad19(SymbolicContext& ctx) { pad_with(ctx, kPad19); }
 // reflection_pad{1,2,3}d(self, padding) / replication_pad{1,2,3}d(self, padding)
 void reflection_pad9(SymbolicContext& ctx) { ctx.out(pad_any(ctx, 1, "reflect", 0.0, kPad2)); }
 void reflection_pad11(SymbolicContext& ctx) { ctx.out(pad_any(ctx, 1, "reflect", 0.0, kPad11)); }
@@ -170,6 +178,7 @@ void replication_pad9(SymbolicContext& ctx) { ctx.out(pad_any(ctx, 1, "edge", 0.
 void replication_pad11(SymbolicContext& ctx) { ctx.out(pad_any(ctx, 1, "edge", 0.0, kPad11)); }
 // _pad_circular(self, pad)
 void pad_circular(SymbolicContext& ctx) { ctx.out(pad_any(ctx, 1, "circular", 0.0, kPad11)); }
+void pad_circular19(SymbolicContext& ctx) { ctx.out(pad_any(ctx, 1, "circular", 0.0, kPad19)); }
 
 }  // namespace
 
@@ -178,6 +187,7 @@ void register_padding(Registry& r) {
   r.add("aten::constant_pad_nd", 11, constant_pad_nd11);
   r.add("aten::pad", 9, pad9);
   r.add("aten::pad", 11, pad11);
+  r.add("aten::pad", 19, pad19);
   for (const char* d : {"1d", "2d", "3d"}) {
     r.add(std::string("aten::reflection_pad") + d, 9, reflection_pad9);
     r.add(std::string("aten::reflection_pad") + d, 11, reflection_pad11);
@@ -185,6 +195,7 @@ void register_padding(Registry& r) {
     r.add(std::string("aten::replication_pad") + d, 11, replication_pad11);
   }
   r.add("aten::_pad_circular", 9, pad_circular);
+  r.add("aten::_pad_circular", 19, pad_circular19);
 }
 
 }  // namespace torch2onnx::symbolics

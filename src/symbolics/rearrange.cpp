@@ -1,5 +1,5 @@
 // Rearranging elements: flip, roll, rot90, tril/triu, diagonal, unfold,
-// im2col, as_strided, repeat_interleave, movedim, tensor_split,
+// as_strided, repeat_interleave, movedim, tensor_split,
 // unsafe_split_with_sizes, broadcast_tensors, numpy_T/mT, atleast_Nd,
 // narrow_copy, _shape_as_tensor, _reshape_from_tensor.
 #include <limits>
@@ -255,42 +255,6 @@ void unfold(SymbolicContext& ctx) {
     if (d != dim + 1) perm.push_back(d);
   perm.push_back(dim + 1);
   ctx.out(transpose(ctx, y, perm));
-}
-
-std::vector<int64_t> pair(SymbolicContext& ctx, size_t idx) {
-  std::vector<int64_t> v = ctx.is(idx);
-  if (v.size() == 1) v.push_back(v[0]);
-  if (v.size() != 2) ctx.fail("expected two values for argument " + std::to_string(idx));
-  return v;
-}
-
-// aten::im2col(self, kernel_size, dilation, padding, stride) (nn.Unfold):
-// [N, C, H, W] -> [N, C*kh*kw, L] through two Gathers of window positions.
-void im2col(SymbolicContext& ctx) {
-  Value* x = ctx.in(0);
-  const int64_t rank = ctx.rank(0);
-  if (rank != 3 && rank != 4) ctx.fail("im2col takes a 3-D or 4-D input");
-  const auto k = pair(ctx, 1), dil = pair(ctx, 2), pad = pair(ctx, 3), st = pair(ctx, 4);
-  const bool batched = rank == 4;
-  if (!batched) x = helpers::unsqueeze(ctx, x, {0});
-  const auto& s = ctx.sizes(0);
-  const int64_t c = s[static_cast<size_t>(rank - 3)], h = s[static_cast<size_t>(rank - 2)] + 2 * pad[0],
-                w = s[static_cast<size_t>(rank - 1)] + 2 * pad[1];
-  const int64_t oh = (h - dil[0] * (k[0] - 1) - 1) / st[0] + 1, ow = (w - dil[1] * (k[1] - 1) - 1) / st[1] + 1;
-  if (oh <= 0 || ow <= 0) ctx.fail("im2col: the kernel does not fit the padded input");
-  if (pad[0] || pad[1]) x = helpers::pad(ctx, x, {0, 0, pad[0], pad[1], 0, 0, pad[0], pad[1]}, "constant", 0);
-  std::vector<int64_t> rows, cols;
-  for (int64_t i = 0; i < oh; ++i)
-    for (int64_t a = 0; a < k[0]; ++a) rows.push_back(i * st[0] + a * dil[0]);
-  for (int64_t j = 0; j < ow; ++j)
-    for (int64_t b = 0; b < k[1]; ++b) cols.push_back(j * st[1] + b * dil[1]);
-  x = ctx.op("Gather", {x, ctx.constant(ir::Tensor::from_int64s(rows, {oh, k[0]}))}, {{"axis", int64_t{2}}});
-  x = ctx.op("Gather", {x, ctx.constant(ir::Tensor::from_int64s(cols, {ow, k[1]}))}, {{"axis", int64_t{4}}});
-  // [N, C, oh, kh, ow, kw] -> [N, C, kh, kw, oh, ow]
-  x = ctx.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 1, 3, 5, 2, 4}}});
-  x = helpers::reshape(ctx, x, {0, c * k[0] * k[1], oh * ow});
-  if (!batched) x = helpers::squeeze(ctx, x, {0});
-  ctx.out(x);
 }
 
 // aten::as_strided(self, size, stride, storage_offset=None): a Gather of the
@@ -599,12 +563,12 @@ void register_rearrange(Registry& r) {
   }
   r.add("aten::unfold", 9, unfold);
   r.add("aten::unfold_copy", 9, unfold);
-  r.add("aten::im2col", 9, im2col);
   r.add("aten::as_strided", 9, as_strided);
   r.add("aten::as_strided_copy", 9, as_strided);
   r.add("aten::repeat_interleave", 9, [](SymbolicContext& c) { repeat_interleave(c, false); });
   r.add("aten::repeat_interleave", 11, [](SymbolicContext& c) { repeat_interleave(c, true); });
   r.add("aten::movedim", 9, movedim);
+  r.add("aten::moveaxis", 9, movedim);
   r.add("aten::numpy_T", 9, numpy_T);
   r.add("aten::mT", 9, mT);
   r.add("aten::mH", 9, mT);  // (x.mH, x.adjoint()) real tensors: the conjugate is the tensor itself

@@ -32,6 +32,8 @@ struct Plan {
   std::optional<std::vector<double>> scales;
   // Otherwise the output sizes (1-D int64, one per spatial dim).
   ir::Value* sizes = nullptr;
+  // Antialiased (PyTorch's _aa kernels, PIL's filters; Resize-18's antialias).
+  bool antialias = false;
 };
 
 int64_t spatial_rank(SymbolicContext& ctx, int64_t nd_expected) {
@@ -154,8 +156,17 @@ ir::Value* resize11(SymbolicContext& ctx, ir::Value* x, const Plan& p, std::vect
   ir::Attributes attrs{{"mode", mode}, {"coordinate_transformation_mode", ctm}};
   if (mode == "nearest") attrs.emplace_back("nearest_mode", nearest_mode);
   if (mode == "cubic") {
-    attrs.emplace_back("cubic_coeff_a", -0.75);
-    attrs.emplace_back("exclude_outside", int64_t{0});
+    attrs.emplace_back("cubic_coeff_a", p.antialias ? -0.5 : -0.75);  // (antialiased: PIL's bicubic)
+    if (!p.antialias) attrs.emplace_back("exclude_outside", int64_t{0});
+  }
+  if (p.antialias) {
+    // PyTorch's _aa kernels are PIL's filters: taps outside the input are
+    // dropped and the others renormalized.
+    if (p.align_corners)
+      ctx.fail("antialiased interpolation with align_corners=True has no ONNX form (Resize's antialias filters "
+               "are centred on half pixels)");
+    attrs.emplace_back("exclude_outside", int64_t{1});
+    attrs.emplace_back("antialias", int64_t{1});
   }
   if (!p.scales) {
     ir::Value* nc = helpers::slice(ctx, ctx.op("Shape", {x}), {0}, {0}, {2});
@@ -238,7 +249,8 @@ std::vector<float> integer_scales(SymbolicContext& ctx, const Plan& p) {
   return s;
 }
 
-enum class Lowering { Upsample9, Resize10, Resize11 };
+// Resize18: Resize-11's lowering, antialiasing allowed.
+enum class Lowering { Upsample9, Resize10, Resize11, Resize18 };
 
 ir::Value* lower(SymbolicContext& ctx, const Plan& p, Lowering how) {
   ir::Value* x = ctx.in(0);
@@ -251,7 +263,8 @@ ir::Value* lower(SymbolicContext& ctx, const Plan& p, Lowering how) {
       auto s = integer_scales(ctx, p);
       return ctx.op("Resize", {x, float_list(ctx, s)}, {{"mode", std::string("nearest")}});
     }
-    case Lowering::Resize11: return resize11_any(ctx, x, p);
+    case Lowering::Resize11:
+    case Lowering::Resize18: return resize11_any(ctx, x, p);
   }
   return nullptr;
 }
@@ -268,9 +281,10 @@ void upsample_nearest(SymbolicContext& ctx, int64_t nd, const char* mode, Loweri
 
 // upsample_linear1d / bilinear2d / bicubic2d / trilinear3d (self, output_size, align_corners, scales...)
 // and .vec(input, output_size?, align_corners, scale_factors?)
-void upsample_interp(SymbolicContext& ctx, int64_t nd, const char* mode) {
+void upsample_interp(SymbolicContext& ctx, int64_t nd, const char* mode, bool antialias = false) {
   Plan p;
   p.mode = mode;
+  p.antialias = antialias;
   p.nd = spatial_rank(ctx, nd);
   p.align_corners = ctx.b(2);
   read_size_and_scales(ctx, p, 1, 3);
@@ -285,8 +299,10 @@ void interpolate_with(SymbolicContext& ctx, Lowering how) {
   const bool align = ctx.num_args() > 4 && !ctx.none(4) && ctx.b(4);
   // TorchScript's builtin recomputes the scale when recompute_scale_factor is None.
   const bool recompute = ctx.num_args() <= 5 || ctx.none(5) || ctx.b(5);
-  if (ctx.num_args() > 6 && !ctx.none(6) && ctx.b(6)) ctx.fail("antialiased interpolation cannot be exported");
   Plan p;
+  p.antialias = ctx.num_args() > 6 && !ctx.none(6) && ctx.b(6);
+  if (p.antialias && how != Lowering::Resize18)
+    ctx.fail("antialiased interpolation needs opset 18 or later (Resize's antialias)");
   p.nd = nd;
   p.align_corners = align;
   if (mode == "nearest" || mode == "nearest-exact") {
@@ -299,7 +315,9 @@ void interpolate_with(SymbolicContext& ctx, Lowering how) {
   } else {
     ctx.fail("interpolation mode '" + mode + "' for a " + std::to_string(nd + 2) + "-D input cannot be exported");
   }
-  if (how != Lowering::Resize11 && p.mode != "nearest")
+  if (p.antialias && p.mode != "linear" && p.mode != "cubic")
+    ctx.fail("antialiasing is only for bilinear and bicubic interpolation (as in PyTorch)");
+  if (how != Lowering::Resize11 && how != Lowering::Resize18 && p.mode != "nearest")
     ctx.fail("'" + mode + "' interpolation matching PyTorch needs opset 11 or later");
   const bool has_size = !ctx.none(1);
   const bool has_scale = !ctx.none(2);
@@ -336,9 +354,13 @@ void interpolate10(SymbolicContext& ctx) { interpolate_with(ctx, Lowering::Resiz
 void interpolate11(SymbolicContext& ctx) { interpolate_with(ctx, Lowering::Resize11); }
 
 // grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners) -> GridSample-16 (4-D).
+template <int Opset>
 void grid_sampler(SymbolicContext& ctx) {
-  if (ctx.rank(0) != 4) ctx.fail("GridSample at opsets up to 17 handles 4-D inputs only");
-  static const char* modes[] = {"bilinear", "nearest", "bicubic"};
+  // Opset 20 renamed the modes and added volumetric (5-D) sampling.
+  if (ctx.rank(0) != 4 && (Opset < 20 || ctx.rank(0) != 5))
+    ctx.fail(Opset < 20 ? "GridSample before opset 20 handles 4-D inputs only (5-D from opset 20)"
+                        : "GridSample handles 4-D and 5-D inputs");
+  static const char* modes[] = {Opset < 20 ? "bilinear" : "linear", "nearest", Opset < 20 ? "bicubic" : "cubic"};
   static const char* paddings[] = {"zeros", "border", "reflection"};
   const int64_t m = ctx.i(2), pm = ctx.i(3);
   if (m < 0 || m > 2) ctx.fail("unknown interpolation mode " + std::to_string(m));
@@ -347,6 +369,48 @@ void grid_sampler(SymbolicContext& ctx) {
                  {{"mode", std::string(modes[m])},
                   {"padding_mode", std::string(paddings[pm])},
                   {"align_corners", int64_t{ctx.b(4) ? 1 : 0}}}));
+}
+
+// aten::affine_grid_generator(theta, size, align_corners) (F.affine_grid):
+// the base grid of normalized coordinates (x, y[, z], 1) for `size`, a
+// constant, times theta^T: [N, H*W, 3] x [N, 3, 2] -> [N, H, W, 2] (and 3-D).
+void affine_grid(SymbolicContext& ctx) {
+  const std::vector<int64_t> size = ctx.is(1);
+  const bool align = ctx.b(2);
+  const int64_t nd = static_cast<int64_t>(size.size()) - 2;
+  if (nd != 2 && nd != 3) ctx.fail("affine_grid takes a 4-D or 5-D size");
+  // Spatial sizes, last first (x runs along W).
+  std::vector<int64_t> dims(size.begin() + 2, size.end());
+  auto coord = [&](int64_t i, int64_t n) {
+    if (n <= 1) return 0.0;
+    return align ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(n - 1)
+                 : (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(n) - 1.0;
+  };
+  int64_t points = 1;
+  for (int64_t d : dims) points *= d;
+  std::vector<double> base;
+  base.reserve(static_cast<size_t>(points * (nd + 1)));
+  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);  // row-major over dims
+  for (int64_t p = 0; p < points; ++p) {
+    for (int64_t k = nd - 1; k >= 0; --k) base.push_back(coord(idx[static_cast<size_t>(k)], dims[static_cast<size_t>(k)]));
+    base.push_back(1.0);
+    for (int64_t k = nd - 1; k >= 0; --k) {
+      if (++idx[static_cast<size_t>(k)] < dims[static_cast<size_t>(k)]) break;
+      idx[static_cast<size_t>(k)] = 0;
+    }
+  }
+  const DType dt = ctx.dtype(0);
+  ir::Value* grid = ctx.constant(ir::Tensor::from_doubles(dt, base, {points, nd + 1}));
+  ir::Value* theta_t = ctx.op("Transpose", {ctx.in(0)}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+  std::vector<int64_t> shape{size[0]};
+  shape.insert(shape.end(), dims.begin(), dims.end());
+  shape.push_back(nd);
+  ctx.out(helpers::reshape(ctx, ctx.op("MatMul", {grid, theta_t}), shape));
+}
+
+// Opset 20: one AffineGrid node.
+void affine_grid_20(SymbolicContext& ctx) {
+  ctx.out(ctx.op("AffineGrid", {ctx.in(0), ctx.const_ints(ctx.is(1))}, {{"align_corners", int64_t{ctx.b(2) ? 1 : 0}}}));
 }
 
 }  // namespace
@@ -367,7 +431,12 @@ void register_resize(Registry& r) {
   r.add("aten::__interpolate", 9, interpolate9);
   r.add("aten::__interpolate", 10, interpolate10);
   r.add("aten::__interpolate", 11, interpolate11);
-  r.add("aten::grid_sampler", 16, grid_sampler);
+  r.add("aten::_upsample_bilinear2d_aa", 18, [](SymbolicContext& c) { upsample_interp(c, 2, "linear", true); });
+  r.add("aten::_upsample_bicubic2d_aa", 18, [](SymbolicContext& c) { upsample_interp(c, 2, "cubic", true); });
+  r.add("aten::grid_sampler", 16, grid_sampler<16>);
+  r.add("aten::grid_sampler", 20, grid_sampler<20>);
+  r.add("aten::affine_grid_generator", 9, affine_grid);
+  r.add("aten::affine_grid_generator", 20, affine_grid_20);
 }
 
 }  // namespace torch2onnx::symbolics

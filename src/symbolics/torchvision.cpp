@@ -1,6 +1,6 @@
 // torchvision's detection operators (registered by `import torchvision`, so
 // they reach the exporter from Python, or from C++ where torchvision's
-// library is loaded): nms, roi_align, roi_pool. torchvision registers
+// library is loaded): nms, roi_align, roi_pool, deform_conv2d. torchvision registers
 // torch.onnx symbolics for them in Python; these are ours.
 #include <limits>
 
@@ -74,6 +74,26 @@ void roi_pool(SymbolicContext& ctx) {
   ctx.out(ctx.cast(out, ctx.dtype(0)));
 }
 
+// torchvision::deform_conv2d(input, weight, offset, mask, bias, stride_h, stride_w, pad_h, pad_w,
+//     dilation_h, dilation_w, groups, offset_groups, use_mask) -> DeformConv-19. Both lay the
+// offsets out as (dy, dx) pairs per offset group and kernel position.
+void deform_conv2d(SymbolicContext& ctx) {
+  if (ctx.rank(0) != 4) ctx.fail("deform_conv2d takes a 4-D input");
+  const DType dt = ctx.dtype(0);
+  const auto& w = ctx.sizes(1);
+  std::vector<Value*> ins{ctx.in(0), ctx.in_as(1, dt), ctx.in_as(2, dt)};
+  ins.push_back(ctx.none(4) ? nullptr : ctx.in_as(4, dt));
+  if (ctx.b(13)) ins.push_back(ctx.in_as(3, dt));
+  while (!ins.back()) ins.pop_back();
+  ctx.out(ctx.op("DeformConv", ins,
+                 {{"kernel_shape", std::vector<int64_t>{w.at(2), w.at(3)}},
+                  {"strides", std::vector<int64_t>{ctx.i(5), ctx.i(6)}},
+                  {"pads", std::vector<int64_t>{ctx.i(7), ctx.i(8), ctx.i(7), ctx.i(8)}},
+                  {"dilations", std::vector<int64_t>{ctx.i(9), ctx.i(10)}},
+                  {"group", ctx.i(11)},
+                  {"offset_group", ctx.i(12)}}));
+}
+
 }  // namespace
 
 void register_torchvision(Registry& r) {
@@ -81,6 +101,7 @@ void register_torchvision(Registry& r) {
   r.add("torchvision::roi_align", 10, [](SymbolicContext& c) { roi_align(c, false); });
   r.add("torchvision::roi_align", 16, [](SymbolicContext& c) { roi_align(c, true); });
   r.add("torchvision::roi_pool", 9, roi_pool);
+  r.add("torchvision::deform_conv2d", 19, deform_conv2d);
 }
 
 }  // namespace torch2onnx::symbolics

@@ -39,10 +39,51 @@ ir::Value* attention_mask(SymbolicContext& ctx, size_t mask_idx, std::optional<i
   return mask;  // [T, S] or already broadcastable to [B, H, T, S]
 }
 
-// aten::_native_multi_head_attention's computation.
+// Opset 23: softmax(q k^T * scale + mask) v as one Attention node, on
+// [B, H, L, E] inputs. `allowed` is a bool mask (true = may attend),
+// `bias` a float mask added to the scores (at most one of them). A row
+// that may attend to nothing gives zeros, as PyTorch's safe softmax does.
+// A mask broadcast along the queries ([B, 1, 1, S], a key padding mask) is
+// expanded to the queries' length: ONNX Runtime's Attention wants it there.
+ir::Value* mask_for_queries(SymbolicContext& ctx, ir::Value* mask, ir::Value* q) {
+  const int64_t r = mask->type().rank();
+  const std::vector<int64_t> md = mask->type().static_dims(), qd = q->type().static_dims();
+  if (r >= 2 && qd.size() == 4 && md[static_cast<size_t>(r - 2)] >= 0 && md[static_cast<size_t>(r - 2)] == qd[2])
+    return mask;
+  // [..., 1 or L, S] -> [..., L, S]
+  ir::Value* mask_shape = ctx.op("Shape", {mask});
+  std::vector<ir::Value*> shape{
+      helpers::slice(ctx, mask_shape, {0}, {0}, {-2}, {1}),
+      helpers::slice(ctx, ctx.op("Shape", {q}), {0}, {2}, {3}, {1}),
+      helpers::slice(ctx, mask_shape, {0}, {-1}, {std::numeric_limits<int64_t>::max()}, {1})};
+  return ctx.op("Expand", {mask, ctx.op("Concat", shape, {{"axis", int64_t{0}}})});
+}
+
+ir::Value* fused_attention(SymbolicContext& ctx, ir::Value* q, ir::Value* k, ir::Value* v, ir::Value* allowed,
+                           ir::Value* bias, bool is_causal, double scale, ir::DType dt) {
+  if (allowed) allowed = mask_for_queries(ctx, allowed, q);
+  if (bias) bias = mask_for_queries(ctx, bias, q);
+  std::vector<ir::Value*> ins{q, k, v};
+  if (allowed) ins.push_back(allowed);
+  if (bias) ins.push_back(bias);
+  ir::Value* y = ctx.op("Attention", ins, {{"is_causal", int64_t{is_causal}}, {"scale", scale}});
+  if (!allowed && !bias) return y;
+  ir::Value* any_key;  // [..., L, 1]
+  if (allowed) {
+    any_key = helpers::reduce(ctx, "ReduceMax", allowed, {-1}, true);
+  } else {
+    ir::Value* best = helpers::reduce(ctx, "ReduceMax", bias, {-1}, true);
+    any_key = ctx.op("Not", {helpers::equal(ctx, best, ctx.const_scalar(dt, -std::numeric_limits<double>::infinity()))});
+  }
+  return ctx.op("Where", {any_key, y, ctx.const_scalar(dt, 0.0)});
+}
+
+// aten::_native_multi_head_attention's computation; with `fused` (opset 23)
+// the attention itself is one Attention node unless its weights are needed.
 Attention multi_head_attention(SymbolicContext& ctx, ir::Value* q_in, ir::Value* k_in, ir::Value* v_in,
                                int64_t embed_dim, int64_t heads, ir::Value* qkv_w, ir::Value* qkv_b,
-                               ir::Value* proj_w, ir::Value* proj_b, ir::Value* mask, ir::DType dt) {
+                               ir::Value* proj_w, ir::Value* proj_b, ir::Value* mask, ir::DType dt,
+                               bool fused = false) {
   if (heads <= 0 || embed_dim % heads) ctx.fail("embed_dim must divide evenly by num_heads");
   const int64_t dh = embed_dim / heads;
   ir::Value *q, *k, *v;
@@ -58,6 +99,14 @@ Attention multi_head_attention(SymbolicContext& ctx, ir::Value* q_in, ir::Value*
     q = linear(ctx, q_in, w[0], b[0]);
     k = linear(ctx, k_in, w[1], b[1]);
     v = linear(ctx, v_in, w[2], b[2]);
+  }
+  if (fused) {
+    ir::Value* allowed = mask ? ctx.op("Not", {mask}) : nullptr;
+    ir::Value* y = fused_attention(ctx, split_heads(ctx, q, heads, dh), split_heads(ctx, k, heads, dh),
+                                   split_heads(ctx, v, heads, dh), allowed, nullptr, false,
+                                   1.0 / std::sqrt(static_cast<double>(dh)), dt);
+    ir::Value* merged = ctx.op("Transpose", {y}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    return Attention{linear(ctx, helpers::reshape(ctx, merged, {0, 0, embed_dim}), proj_w, proj_b), nullptr};
   }
   // q is scaled before the product, in the input's dtype, as PyTorch does.
   q = ctx.op("Mul", {split_heads(ctx, q, heads, dh), ctx.const_scalar(dt, 1.0 / std::sqrt(static_cast<double>(dh)))});
@@ -86,6 +135,7 @@ std::optional<int64_t> mask_type_arg(SymbolicContext& ctx, size_t idx) {
 
 // aten::_native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias,
 //     proj_weight, proj_bias, mask=None, need_weights=True, average_attn_weights=True, mask_type=None)
+template <int Opset>
 void native_multi_head_attention(SymbolicContext& ctx) {
   if (ctx.rank(0) != 3) ctx.fail("expected a 3-D query");
   const ir::DType dt = ctx.dtype(0);
@@ -94,9 +144,10 @@ void native_multi_head_attention(SymbolicContext& ctx) {
   ir::Value* q = ctx.in(0);
   ir::Value* k = ctx.in(1);
   ir::Value* v = ctx.in(2);
-  Attention a = multi_head_attention(ctx, q, k, v, embed_dim, heads, ctx.in(5), ctx.in(6), ctx.in(7), ctx.in(8), mask, dt);
-  ctx.out(a.out, 0);
   const bool need_weights = ctx.b(10);
+  Attention a = multi_head_attention(ctx, q, k, v, embed_dim, heads, ctx.in(5), ctx.in(6), ctx.in(7), ctx.in(8), mask, dt,
+                                     Opset >= 23 && !need_weights);
+  ctx.out(a.out, 0);
   if (!need_weights) return;  // PyTorch returns an undefined tensor
   ir::Value* w = a.weights;
   if (ctx.b(11)) w = helpers::reduce(ctx, "ReduceMean", w, {1}, false);
@@ -106,6 +157,7 @@ void native_multi_head_attention(SymbolicContext& ctx) {
 // aten::_transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight,
 //     proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2,
 //     ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None, mask_type=None)
+template <int Opset>
 void transformer_encoder_layer(SymbolicContext& ctx) {
   if (ctx.rank(0) != 3) ctx.fail("expected a 3-D (batched) input");
   const ir::DType dt = ctx.dtype(0);
@@ -119,7 +171,8 @@ void transformer_encoder_layer(SymbolicContext& ctx) {
   ir::Value* src = ctx.in(0);
 
   ir::Value* x = norm_first ? norm(src, 10, 11) : src;
-  x = multi_head_attention(ctx, x, x, x, embed_dim, heads, ctx.in(3), ctx.in(4), ctx.in(5), ctx.in(6), mask, dt).out;
+  x = multi_head_attention(ctx, x, x, x, embed_dim, heads, ctx.in(3), ctx.in(4), ctx.in(5), ctx.in(6), mask, dt,
+                           Opset >= 23).out;
   x = ctx.op("Add", {x, src});
   if (!norm_first) x = norm(x, 10, 11);
   ir::Value* residual = x;
@@ -247,12 +300,44 @@ void scaled_dot_product_attention(SymbolicContext& ctx) {
   ctx.out(ctx.op("MatMul", {probs, v}));
 }
 
+// Opset 23: one Attention node for [B, H, L, E] inputs without dropout
+// (Attention has none); other forms as at opset 9.
+void scaled_dot_product_attention_23(SymbolicContext& ctx) {
+  const ir::DType dt = ctx.dtype(0);
+  const double dropout_p = ctx.none(4) ? 0.0 : ctx.f(4);
+  const bool is_causal = !ctx.none(5) && ctx.b(5);
+  if (!ir::is_floating(dt) || ctx.rank(0) != 4 || ctx.rank(1) != 4 || ctx.rank(2) != 4 || dropout_p != 0 ||
+      (is_causal && !ctx.none(3)))
+    return scaled_dot_product_attention(ctx);
+  const int64_t hq = ctx.sizes(0)[1], hk = ctx.sizes(1)[1];
+  const bool enable_gqa = ctx.num_args() > 7 && !ctx.none(7) && ctx.b(7);
+  if (hq != hk && (!enable_gqa || hk <= 0 || hq % hk)) return scaled_dot_product_attention(ctx);
+  double scale = 0;
+  if (auto given = ctx.num_args() > 6 ? ctx.opt_f(6) : std::nullopt) {
+    scale = *given;
+    if (!(scale > 0)) return scaled_dot_product_attention(ctx);  // (ONNX Runtime takes positive scales only)
+  } else {
+    const int64_t e = ctx.sizes(0).back();
+    if (e <= 0) return scaled_dot_product_attention(ctx);
+    scale = 1.0 / std::sqrt(static_cast<double>(e));
+  }
+  ir::Value *allowed = nullptr, *bias = nullptr;
+  if (!ctx.none(3)) {
+    if (ctx.dtype(3) == ir::DType::Bool) allowed = ctx.in(3);
+    else bias = ctx.in_as(3, dt);
+  }
+  ctx.out(fused_attention(ctx, ctx.in(0), ctx.in(1), ctx.in(2), allowed, bias, is_causal, scale, dt));
+}
+
 }  // namespace
 
 void register_transformer(Registry& r) {
   r.add("aten::scaled_dot_product_attention", 9, scaled_dot_product_attention);
-  r.add("aten::_native_multi_head_attention", 9, native_multi_head_attention);
-  r.add("aten::_transformer_encoder_layer_fwd", 9, transformer_encoder_layer);
+  r.add("aten::scaled_dot_product_attention", 23, scaled_dot_product_attention_23);
+  r.add("aten::_native_multi_head_attention", 9, native_multi_head_attention<9>);
+  r.add("aten::_native_multi_head_attention", 23, native_multi_head_attention<23>);
+  r.add("aten::_transformer_encoder_layer_fwd", 9, transformer_encoder_layer<9>);
+  r.add("aten::_transformer_encoder_layer_fwd", 23, transformer_encoder_layer<23>);
 }
 
 }  // namespace torch2onnx::symbolics

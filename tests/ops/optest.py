@@ -29,7 +29,8 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
 
-DEFAULT_OPSETS = (9, 11, 13, 17)
+# (18 and 23 only where the CLI exports them: not on the 1.13 build)
+DEFAULT_OPSETS = (9, 11, 13, 17, 18, 23)
 BATCH_TIMEOUT_S = 900
 
 
@@ -47,7 +48,8 @@ class Lambda(nn.Module):
 class Case:
     """One module and its example args.
 
-    opsets: opsets to test (default 9, 11, 13, 17), restricted to >= min_opset.
+    opsets: opsets to test (default 9, 11, 13, 17, 18, 23), restricted to >=
+        min_opset and to what the CLI exports.
     script: export torch.jit.script(module) instead of a trace.
     error_below: {opset: text} exports at these opsets must fail with `text`
         in the message (operators ONNX cannot express there).
@@ -65,11 +67,11 @@ class Case:
         self.name = name
         self.module = module if isinstance(module, nn.Module) else Lambda(module)
         self.args = args if isinstance(args, tuple) else (args,)
-        self.opsets = tuple(o for o in opsets if o >= min_opset)
+        self.opsets = tuple(o for o in opsets if min_opset <= o <= harness.max_opset())
         if min_opset > 9 and 17 not in self.opsets:
             self.opsets += (17,)
         self.script = script
-        self.error_below = dict(error_below or {})
+        self.error_below = {o: text for o, text in (error_below or {}).items() if o <= harness.max_opset()}
         self.extra = tuple(extra)
         self.atol_scale = atol_scale
         # ONNX Runtime inputs when they differ from the flattened tensor args.
@@ -215,6 +217,9 @@ def run(cases, workdir, in_process=False):
             try:
                 actual, _ = harness.run_ort(out, [np.asarray(a, order="C") for a in inputs])
             except AssertionError as e:
+                if opset >= 22 and ort_lacks_kernel(str(e)):
+                    results.status[key] = (True, "")  # valid ONNX (the checker passed) that ORT cannot run yet
+                    break
                 results.status[key] = (False, f"ONNX Runtime fails on the {where} model: {e}")
                 continue
             try:
@@ -226,6 +231,18 @@ def run(cases, workdir, in_process=False):
             except AssertionError as e:
                 results.status[key] = (False, f"{where}: {e}")
     return results
+
+
+# ONNX Runtime (1.32) has no kernels for the opset-22 versions (22 added
+# bfloat16) of the random operators and MaxRoiPool: a model that uses them at
+# opset 22 or 23 passes the checker, and ORT refuses it with this message.
+# Those cases are checked, not run (docs/supported_ops.md says so).
+ORT_WITHOUT_22 = ("RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli",
+                  "Multinomial", "MaxRoiPool")
+
+
+def ort_lacks_kernel(message):
+    return any(f"Could not find an implementation for {op}(22)" in message for op in ORT_WITHOUT_22)
 
 
 def onnx_input(t):

@@ -30,8 +30,8 @@ CASES = [
     Case("hardtanh", lambda x: F.hardtanh(x, -2.0, 1.5), (x,)),
     Case("relu6", nn.ReLU6(), (x,)),
     Case("relu6_functional", F.relu6, (x,)),
-    Case("gelu", F.gelu, (x,)),
-    Case("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), (x,)),
+    Case("gelu", F.gelu, (x,), opsets=(9, 13, 17, 20, 23)),
+    Case("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), (x,), opsets=(9, 13, 17, 20, 23)),
     Case("elu", lambda x: F.elu(x, 0.7), (x,)),
     Case("celu", lambda x: F.celu(x, 1.3), (x,), opsets=(9, 11, 12, 17)),
     Case("celu_double", lambda x: F.celu(x, 0.7), (x.double(),), opsets=(9, 12, 17)),  # ONNX Celu is float only

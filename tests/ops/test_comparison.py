@@ -144,10 +144,14 @@ CASES += [
     Case("or_inplace", inplace(_ior), (b1, b2)),
     Case("xor_inplace", inplace(_ixor), (b1, b2)),
     Case("and_mask", lambda a: (a > 0) & (a < 2), (x,)),
-    # integer bitwise ops: ONNX has them only from opset 18
-    Case("bitwise_and_int", torch.bitwise_and, (xi, yi), opsets=(),
+    # integer bitwise ops: ONNX has them only from opset 18 (BitwiseAnd/Or/Xor/Not)
+    Case("bitwise_and_int", torch.bitwise_and, (xi, yi), opsets=(18, 23),
          error_below={9: "bitwise", 17: "bitwise"}),
-    Case("or_int", lambda a: a | 1, (xi,), opsets=(), error_below={13: "bitwise"}),
+    Case("or_int", lambda a: a | 1, (xi,), opsets=(18,), error_below={13: "bitwise"}),
+    Case("xor_int32", lambda a, b: a ^ b, (xi32, xi32.flip(0)), opsets=(18, 23)),
+    Case("or_uint8_int64", lambda a, b: a | b, (xi.abs().to(torch.uint8), yi), opsets=(18,)),
+    Case("xor_inplace_int", inplace(_ixor), (xi, yi), opsets=(18,)),
+    Case("bitwise_not_uint8", torch.bitwise_not, (xi.abs().to(torch.uint8),), opsets=(17, 18)),
     # ---- where
     Case("where", torch.where, (b1, x, y)),
     Case("where_int", torch.where, (b1, xi, yi)),

@@ -133,7 +133,26 @@ CASES = [
     Case("group_norm_2d_input", randomized(nn.GroupNorm(2, 4)), (r(5, 4),)),
     Case("group_norm_double", randomized(nn.GroupNorm(2, 4)).double(), (r(2, 4, 3).double(),)),
     Case("group_norm_script", GroupNormScript(3, 6), (r(2, 6, 5),), script=True),
+    Case("group_norm_opsets", randomized(nn.GroupNorm(4, 8)), (r(2, 8, 3, 3, scale=2, shift=1),),
+         opsets=(9, 17, 18, 21, 23)),
 ]
+
+
+def rms_norm_cases():
+    """torch 2.4+ (1.13 has no rms_norm): decomposed below opset 23, one RMSNormalization from 23."""
+    if not hasattr(F, "rms_norm"):
+        return []
+    opsets = (9, 17, 18, 23)
+    return [
+        Case("rms_norm", randomized(nn.RMSNorm(6)), (r(2, 3, 6, scale=3),), opsets=opsets),
+        Case("rms_norm_eps", randomized(nn.RMSNorm([3, 6], eps=1e-3)), (r(2, 3, 6),), opsets=opsets),
+        Case("rms_norm_no_weight", nn.RMSNorm(5, elementwise_affine=False), (r(4, 5, shift=2),), opsets=opsets),
+        Case("rms_norm_functional", lambda x, w: F.rms_norm(x, [4], w, 1e-5), (r(3, 2, 4), r(4)), opsets=opsets),
+        Case("rms_norm_double", randomized(nn.RMSNorm(6)).double(), (r(2, 6).double(),), opsets=opsets),
+    ]
+
+
+CASES += rms_norm_cases()
 
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)

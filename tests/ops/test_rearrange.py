@@ -1,5 +1,5 @@
 """Rearranging elements (src/symbolics/rearrange.cpp): flip, fliplr/ud, roll,
-rot90, tril/triu, diagonal(_copy), unfold(_copy), im2col, as_strided(_copy), repeat_interleave,
+rot90, tril/triu, diagonal(_copy), unfold(_copy), as_strided(_copy), repeat_interleave,
 movedim (moveaxis), numpy_T, mT, mH (adjoint), tensor_split,
 unsafe_split_with_sizes, broadcast_tensors, atleast_Nd, narrow_copy,
 _shape_as_tensor, _reshape_from_tensor."""
@@ -80,13 +80,11 @@ CASES = [
     Case("diagonal_dims", lambda x: x.diagonal(0, -1, 1), (x,)),
     Case("diagonal_int", lambda x: x.diagonal(1), (ri(3, 3),)),
     Case("diagonal_copy", lambda x: torch.diagonal_copy(x, 1, 1, 2), (x,)),
-    # ---- unfold / im2col / as_strided
+    # ---- unfold / as_strided (im2col: test_fold.py)
     Case("unfold", lambda x: x.unfold(1, 2, 1), (x,)),
     Case("unfold_step", lambda x: x.unfold(-1, 2, 2), (x,)),
     Case("unfold_whole", lambda x: x.unfold(0, 3, 5), (x,)),
     Case("unfold_copy", lambda x: torch.unfold_copy(x, 2, 3, 1), (x,)),
-    Case("im2col", nn.Unfold(2), (r(1, 2, 4, 4),)),
-    Case("im2col_params", lambda x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), (r(2, 3, 5, 6),)),
     Case("as_strided", lambda x: x.as_strided((3, 3), (4, 1)), (r(4, 4),)),
     Case("as_strided_offset", lambda x: torch.as_strided(x, (2, 2, 2), (1, 5, 2), 3), (x,)),
     Case("as_strided_copy", lambda x: torch.as_strided_copy(x, (4, 2), (2, 1)), (r(10),)),
@@ -107,6 +105,7 @@ CASES = [
                                                              reps=torch.tensor([2, 1])), (ri(3),)),
     # ---- permutations
     Case("movedim", lambda x: torch.movedim(x, 0, 2), (x,)),
+    Case("moveaxis_submodule", nn.Sequential(optest.Lambda(lambda x: torch.moveaxis(x, (0, 1), (2, 0)))), (x,)),
     Case("movedim_lists", lambda x: torch.movedim(x, (0, -1), (-1, 1)), (r(2, 3, 4, 5),)),
     Case("moveaxis", lambda x: torch.moveaxis(x, [1], [0]), (x,)),
     Case("numpy_T", lambda x: x.T, (x,)),

@@ -21,6 +21,7 @@ torch.manual_seed(0)
 x1 = torch.randn(2, 3, 7)
 x2 = torch.randn(2, 3, 5, 6)
 x3 = torch.randn(1, 2, 3, 4, 5)
+xd = torch.randn(2, 3, 16, 20) * 3  # to shrink, antialiased
 
 FROM_11 = {9: "supported from opset 11", 10: "supported from opset 11"}
 NEEDS_11 = {9: "needs opset 11", 10: "needs opset 11"}
@@ -64,6 +65,11 @@ class Scripted(nn.Module):
 
     def forward(self, x):
         return self.fn(x)
+
+
+GRID_OPSETS = (16, 17, 20)
+AA_OPSETS = (18, 23)
+AA_BELOW = {11: "aa", 17: "aa"}  # (the operator, aten::_upsample_bilinear2d_aa, exists from 18)
 
 
 def grid(*shape):
@@ -155,22 +161,55 @@ CASES = [
     Case("interpolate_scripted_size", Scripted(interpolate_size), (x1,), script=True, opsets=ALL),
     # grid_sample
     Case("grid_sample", lambda x, g: F.grid_sample(x, g, align_corners=False), (x2, grid(2, 4, 7, 2)),
-         opsets=(16, 17), error_below={9: "supported from opset 16", 15: "supported from opset 16"}),
+         opsets=GRID_OPSETS, error_below={9: "supported from opset 16", 15: "supported from opset 16"}),
     Case("grid_sample_align", lambda x, g: F.grid_sample(x, g, align_corners=True), (x2, grid(2, 3, 3, 2)),
-         opsets=(16, 17)),
+         opsets=GRID_OPSETS),
     Case("grid_sample_nearest_border", lambda x, g: F.grid_sample(x, g, mode="nearest", padding_mode="border",
                                                                   align_corners=False), (x2, grid(2, 5, 4, 2)),
-         opsets=(16, 17)),
+         opsets=GRID_OPSETS),
     Case("grid_sample_bicubic_reflection",
          lambda x, g: F.grid_sample(x, g, mode="bicubic", padding_mode="reflection", align_corners=True),
-         (x2, grid(2, 4, 4, 2)), opsets=(16, 17)),
+         (x2, grid(2, 4, 4, 2)), opsets=GRID_OPSETS),
     Case("grid_sample_bilinear_reflection",
          lambda x, g: F.grid_sample(x, g, mode="bilinear", padding_mode="reflection", align_corners=False),
-         (x2, grid(2, 4, 4, 2)), opsets=(16, 17)),
+         (x2, grid(2, 4, 4, 2)), opsets=GRID_OPSETS),
     Case("grid_sample_bicubic_zeros", lambda x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
-         (x2, grid(2, 6, 5, 2)), opsets=(16, 17)),
+         (x2, grid(2, 6, 5, 2)), opsets=GRID_OPSETS),
     Case("grid_sample_nearest_zeros_align", lambda x, g: F.grid_sample(x, g, mode="nearest", align_corners=True),
-         (x2, grid(2, 6, 5, 2)), opsets=(16, 17)),
+         (x2, grid(2, 6, 5, 2)), opsets=GRID_OPSETS),
+    # antialiased interpolation: Resize-18's antialias (PIL's filters, as PyTorch's _aa kernels)
+    Case("interpolate_antialias_bilinear_down", lambda x: F.interpolate(x, size=(5, 7), mode="bilinear",
+                                                                        antialias=True), (xd,),
+         opsets=AA_OPSETS, error_below=AA_BELOW),
+    Case("interpolate_antialias_bilinear_scale", lambda x: F.interpolate(x, scale_factor=0.4, mode="bilinear",
+                                                                         antialias=True), (xd,), opsets=AA_OPSETS),
+    Case("interpolate_antialias_bicubic_down", lambda x: F.interpolate(x, size=(6, 9), mode="bicubic",
+                                                                       antialias=True), (xd,), opsets=AA_OPSETS),
+    Case("interpolate_antialias_bilinear_up", lambda x: F.interpolate(x, size=(9, 11), mode="bilinear",
+                                                                      antialias=True), (x2,), opsets=AA_OPSETS),
+    Case("interpolate_antialias_bicubic_up", lambda x: F.interpolate(x, scale_factor=2, mode="bicubic",
+                                                                     antialias=True), (x2,), opsets=AA_OPSETS),
+    Case("interpolate_antialias_mixed", lambda x: F.interpolate(x, size=(4, 30), mode="bilinear",
+                                                                antialias=True), (xd,), opsets=AA_OPSETS),
+    Case("interpolate_antialias_align_corners", lambda x: F.interpolate(x, size=(5, 7), mode="bilinear",
+                                                                        antialias=True, align_corners=True),
+         (xd,), opsets=(), error_below={18: "align_corners=True has no ONNX form"}),
+    # affine_grid: a constant base grid times theta^T; one AffineGrid from opset 20
+    Case("affine_grid", lambda t: F.affine_grid(t, [2, 3, 4, 5], align_corners=False), (torch.randn(2, 2, 3),),
+         opsets=(9, 17, 20, 23)),
+    Case("affine_grid_align", lambda t: F.affine_grid(t, [1, 1, 3, 6], align_corners=True), (torch.randn(1, 2, 3),),
+         opsets=(9, 20)),
+    Case("affine_grid_3d", lambda t: F.affine_grid(t, [2, 1, 2, 3, 4], align_corners=False),
+         (torch.randn(2, 3, 4),), opsets=(9, 20)),
+    Case("affine_grid_sample", lambda x, t: F.grid_sample(x, F.affine_grid(t, list(x.shape), align_corners=False),
+                                                          align_corners=False),
+         (x2, torch.eye(2, 3).repeat(2, 1, 1) + 0.1 * torch.randn(2, 2, 3)), opsets=(16, 20)),
+    # GridSample-20: the modes renamed, and volumetric (5-D) sampling
+    Case("grid_sample_3d", lambda x, g: F.grid_sample(x, g, align_corners=False), (x3, grid(1, 2, 3, 4, 3)),
+         opsets=(20, 23), error_below={17: "5-D from opset 20"}),
+    Case("grid_sample_3d_nearest_border",
+         lambda x, g: F.grid_sample(x, g, mode="nearest", padding_mode="border", align_corners=True),
+         (x3, grid(1, 3, 2, 2, 3)), opsets=(20,)),
 ]
 
 results = optest.results_fixture(CASES)

@@ -117,6 +117,9 @@ CASES = [
     Case("transpose_1d", lambda a: a.transpose(0, -1), (v,)),
     Case("transpose_inplace", lambda a: a.clone().transpose_(0, 1), (x,)),
     Case("transpose_copy", lambda a: torch.transpose_copy(a, 1, 2), (x,)),
+    # numpy's names stay as they are in a submodule's traced graph (the top graph normalizes them)
+    Case("swapaxes_submodule", torch.nn.Sequential(optest.Lambda(lambda a: torch.swapaxes(a, 0, 2))), (x,)),
+    Case("swapdims_submodule", torch.nn.Sequential(optest.Lambda(lambda a: torch.swapdims(a, -1, 1))), (x4,)),
     Case("swapaxes", lambda a: a.swapaxes(0, 1), (x,)),
     Case("swapdims", lambda a: torch.swapdims(a, -1, 0), (xi,)),
     Case("t", lambda a: a[0].t(), (x,)),

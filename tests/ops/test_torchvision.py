@@ -68,7 +68,25 @@ class RoiAlignBoxList(nn.Module):
         return torchvision.ops.roi_align(x, [b0, b1], 2, 1.0, 2)
 
 
+class DeformConv(nn.Module):
+    """torchvision.ops.DeformConv2d with its offsets (and mask) from a plain conv, as models use it."""
+
+    def __init__(self, groups=1, offset_groups=1, mask=False, bias=True, stride=1, padding=1, dilation=1):
+        super().__init__()
+        self.k, self.mask = 3, mask
+        self.offsets = nn.Conv2d(4, 2 * offset_groups * 9, 3, stride=stride, padding=padding, dilation=dilation)
+        self.masks = nn.Conv2d(4, offset_groups * 9, 3, stride=stride, padding=padding, dilation=dilation)
+        self.conv = torchvision.ops.DeformConv2d(4, 6, 3, stride=stride, padding=padding, dilation=dilation,
+                                                 groups=groups, bias=bias)
+
+    def forward(self, x):
+        mask = torch.sigmoid(self.masks(x)) if self.mask else None
+        return self.conv(x, self.offsets(x) * 2, mask)
+
+
 x = torch.randn(2, 3, 12, 12)
+xd = torch.randn(2, 4, 9, 10)
+DEFORM = (19, 23)
 NMS_OPSETS = (10, 11, 13, 17)
 ALIGN_OPSETS = (10, 11, 13, 16, 17)
 
@@ -87,6 +105,10 @@ CASES = [
     Case("roi_align_box_list", RoiAlignBoxList(), (x, boxes(3, 12.0), boxes(2, 12.0)), opsets=(11, 17)),
     Case("roi_pool", RoiPool(), (x, rois(5, 2, 24.0))),
     Case("roi_pool_scripted", RoiPool(), (x, rois(4, 2, 24.0)), script=True, opsets=(9, 17)),
+    Case("deform_conv2d", DeformConv(), (xd,), opsets=DEFORM, error_below={18: "deform_conv2d"}),
+    Case("deform_conv2d_mask_groups", DeformConv(groups=2, offset_groups=2, mask=True), (xd,), opsets=DEFORM),
+    Case("deform_conv2d_stride_dilation", DeformConv(stride=2, padding=2, dilation=2, bias=False), (xd,),
+         opsets=DEFORM),
 ]
 
 results = optest.results_fixture(CASES, in_process=True)

@@ -85,7 +85,7 @@ class Decoder(nn.Module):
 
 causal = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
 causal_bool = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-OPSETS = (9, 13, 17)
+OPSETS = (9, 13, 17, 23)  # (23: the attention is one Attention node)
 
 class SDPA(nn.Module):
     """F.scaled_dot_product_attention with its keyword arguments fixed."""

@@ -3,6 +3,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <map>
+#include <utility>
+
+#include "torch2onnx/symbolic/registry.h"
 
 namespace torch2onnx::cli {
 namespace {
@@ -133,8 +136,9 @@ int parse_opset(const std::string& v) {
 
 }  // namespace
 
-const char* usage_text() {
-  return R"(torch2onnx - export PyTorch (TorchScript) models to ONNX
+namespace {
+
+const char* kUsage = R"(torch2onnx - export PyTorch (TorchScript) models to ONNX
 
 Usage:
   torch2onnx export MODEL.pt -o OUT.onnx [inputs] [options]
@@ -164,7 +168,8 @@ Inputs (example arguments of forward(), in order):
 
 Options (as torch.onnx.export):
   -o, --output FILE           where to write the model (required for export)
-  --opset N                   target opset, 9..17 (default 17)
+  --opset N                   target opset, {min}..{max} (default: {default} for a TorchScript
+                              archive, {program} for a .pt2 program, as torch.onnx)
   --input-names a,b           names of the graph inputs, in order (a shorter list
                               names a prefix; names past the inputs rename weights)
   --output-names y            names of the graph outputs, in order
@@ -191,6 +196,22 @@ on stderr (stage, percent, time); T2O_NO_PROGRESS=1 hides it.
 
 Exit status: 0 on success, 1 on an export error, 2 on a usage error.
 )";
+
+std::string with_opsets(std::string text) {
+  const std::pair<const char*, int> fields[] = {{"{min}", kMinOpset},
+                                                {"{max}", kMaxOpset},
+                                                {"{default}", kDefaultOpset},
+                                                {"{program}", kDefaultProgramOpset}};
+  for (const auto& [key, value] : fields)
+    for (size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, std::string(key).size(), std::to_string(value));
+  return text;
+}
+
+}  // namespace
+
+const char* usage_text() {
+  static const std::string text = with_opsets(kUsage);
+  return text.c_str();
 }
 
 Command parse(const std::vector<std::string>& argv) {

@@ -9,6 +9,8 @@
 #endif
 #include <sstream>
 
+#include <onnx/common/version.h>
+
 #include "cli_args.h"
 #include "process_memory.h"
 #include "progress.h"
@@ -35,11 +37,17 @@ int run_ops(const torch2onnx::cli::Command& c) {
               << "when this file is stale. *Opsets* is the range the operator exports to; *lowering changes at*\n"
               << "lists the opsets where its ONNX form changes (one symbolic each); *family* is its file in\n"
               << "`src/symbolics/` and its test in `tests/ops/`. In-place variants (`relu_`) export like their\n"
-              << "out-of-place form.\n\n";
-    std::cout << "| opset | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 |\n|---|";
-    for (int o = 9; o <= 17; ++o) std::cout << "---:|";
+              << "out-of-place form.\n\n"
+              << "Opsets 18 to 23 need the default build (ONNX 1.18 or later); the build on Debian's ONNX 1.12\n"
+              << "stops at 17. ONNX Runtime 1.32 has no kernels for the opset-22 versions of the random operators\n"
+              << "(RandomUniform(Like), RandomNormal(Like), Bernoulli, Multinomial) and of MaxRoiPool: a model that\n"
+              << "uses them at opset 22 or 23 is valid ONNX that ONNX Runtime refuses to load; use opset 21 there.\n\n";
+    std::cout << "| opset |";
+    for (int o = torch2onnx::kMinOpset; o <= torch2onnx::kMaxOpset; ++o) std::cout << " " << o << " |";
+    std::cout << "\n|---|";
+    for (int o = torch2onnx::kMinOpset; o <= torch2onnx::kMaxOpset; ++o) std::cout << "---:|";
     std::cout << "\n| `aten::` operators |";
-    for (int o = 9; o <= 17; ++o) std::cout << " " << per_opset[o] << " |";
+    for (int o = torch2onnx::kMinOpset; o <= torch2onnx::kMaxOpset; ++o) std::cout << " " << per_opset[o] << " |";
     std::cout << "\n\n| operator | opsets | lowering changes at | family |\n|---|---|---|---|\n";
     for (const auto& [name, since] : ops) {
       std::string changes;
@@ -63,7 +71,7 @@ std::vector<c10::IValue> example_args(const torch2onnx::cli::Command& c);
 // `torch2onnx check MODEL.pt ...`: every operator that cannot be converted.
 int run_check(const torch2onnx::cli::Command& c) {
   if (is_program(c.model)) return torch2onnx::cli::run_check_pt2(c);
-  const int opset = c.options.opset_version;
+  const int opset = c.opset_given ? c.options.opset_version : torch2onnx::kDefaultOpset;
   auto module = torch2onnx::load_archive(c.model);
   const auto ops = torch2onnx::unconvertible_ops(module, example_args(c), opset);
   if (ops.empty()) {
@@ -187,7 +195,8 @@ int run(int argc, char** argv) {
     }
     if (c.name == "version") {
       std::cout << "torch2onnx " << torch2onnx::version() << " (LibTorch " << torch2onnx::frontend::libtorch_version()
-                << ")\n";
+                << ", ONNX " << onnx::LAST_RELEASE_VERSION << ", opsets " << torch2onnx::kMinOpset << "-"
+                << torch2onnx::kMaxOpset << ")\n";
       return 0;
     }
     if (c.name == "ops") return run_ops(c);
