@@ -217,6 +217,7 @@ ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& re
   ir::Model model = convert::convert_program(program, registry, options);
   timer.done("convert");
   onnx_passes::PassContext pass_ctx{options};
+  pass_ctx.keep_unused_inputs = true;
   run_onnx_passes(model, pass_ctx, timer);
   model.producer_version = version();
   if (options.verbose) ir::print_model(options.verbose_stream ? *options.verbose_stream : std::cout, model);

@@ -2,12 +2,14 @@
 // argument the forward ignores, or one read only for a shape that is static
 // (folded to a constant). An input named in dynamic_axes keeps a run-time
 // shape, so it stays when its shape is read. Initializers listed as inputs
-// (keep_initializers_as_inputs) are not user inputs: they stay.
+// (keep_initializers_as_inputs) are not user inputs: they stay. A .pt2
+// program's inputs all stay (PassContext::keep_unused_inputs).
 #include "onnx_passes/passes.h"
 
 namespace torch2onnx::onnx_passes {
 
 void drop_unused_inputs(ir::Model& model, const PassContext& ctx) {
+  if (ctx.keep_unused_inputs) return;
   ir::Graph& g = *model.graph;
   std::vector<ir::Value*> unused;
   size_t index = 0;

@@ -15,6 +15,9 @@ struct PassContext {
   // Module path ("layer1.0") -> qualified class ("torchvision.models.resnet.BasicBlock"),
   // for outline_module_functions.
   std::map<std::string, std::string> module_classes = {};
+  // .pt2 programs keep every user input, read or not (as torch.onnx's dynamo
+  // exporter does: the ONNX inputs are the program's).
+  bool keep_unused_inputs = false;
 };
 
 // Whether v is one of its graph's outputs.

@@ -300,6 +300,7 @@ ir::Value* SymbolicContext::ints_value(size_t idx) {
       else
         parts.push_back(helpers::unsqueeze(*this, materialize(e, ir::DType::Int64), {0}));
     }
+    if (parts.empty()) return const_ints({});  // () sizes: a 0-d result, or repeat/tile by nothing
     if (parts.size() == 1) return parts[0];
     return op("Concat", parts, {{"axis", int64_t{0}}});
   }

@@ -148,6 +148,15 @@ CASES = [
     Case("new_empty", lambda x: x.new_empty((2, 50)), (xs,), check="shape"),
     Case("new_empty_dtype", lambda x: x.new_empty((2, 50), dtype=torch.int32), (xs,), check="shape"),
     Case("new_full", lambda x: x.new_full((2, 5), -1.5), (xs,)),
+    # 0-d and empty sizes
+    Case("new_full_0d", lambda x: x.new_full((), 3.0) * x, (xs,)),
+    Case("new_full_empty", lambda x: x.new_full((0, 2), 3.0), (xs,)),
+    Case("new_ones_0d", lambda x: x.new_ones(()) + x, (xs,)),
+    Case("new_zeros_0d", lambda x: x.new_zeros([]) - x, (xi,)),
+    Case("new_zeros_empty", lambda x: x.new_zeros((2, 0)), (xs,)),
+    Case("new_ones_of_0d", lambda x: x[0, 0].new_ones((2, 3)), (xs,)),
+    Case("zeros_0d", lambda x: torch.zeros(()) + x, (xs,)),
+    Case("full_0d", lambda x: torch.full((), 2, dtype=torch.int64) * x, (xi,)),
     Case("new_full_int", lambda x: x.new_full((2, 5), 4), (xi,)),
     Case("new_full_dtype", lambda x: x.new_full((2, 5), 4, dtype=torch.float64), (xi,)),
     # fill / zero

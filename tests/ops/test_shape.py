@@ -151,6 +151,15 @@ CASES = [
     Case("tile_more", lambda a: a.tile((2, 1, 1, 2)), (x,)),
     Case("tile_same", lambda a: torch.tile(a, (1, 2, 3)), (x,)),
     Case("script_tile", ScriptTile(), (x,), script=True),
+    # empty repeat lists (a 0-d tensor repeated by nothing) and zero repeats
+    Case("repeat_0d_by_nothing", lambda a: a[0].repeat(()) * 2, (v,)),
+    Case("repeat_0d_to_2d", lambda a: a[0].repeat(2, 3), (v,)),
+    Case("repeat_zero", lambda a: a.repeat(0, 2, 1), (x,)),
+    Case("repeat_int_0d", lambda a: a[0, 0, 0].repeat(()) + 1, (xi,)),
+    Case("tile_0d_by_nothing", lambda a: a[0].tile(()) * 2, (v,)),
+    Case("tile_0d", lambda a: a[0].tile((3,)), (v,)),
+    Case("tile_fewer_dims", lambda a: a.tile((2,)), (x,)),
+    Case("tile_zero", lambda a: a.tile((0, 1)), (x,)),
     # ---- size / numel / dim
     Case("size", lambda a: a.new_zeros(a.size()) + a, (x,)),
     Case("size_dim", lambda a: a * a.size(1), (x,)),

@@ -182,6 +182,20 @@ def test_unsupported_operators_are_listed(tmp_path):
     assert not (tmp_path / "inv.onnx").exists()
 
 
+class IgnoresAnInput(nn.Module):
+    def forward(self, x, unused):
+        return x.new_zeros((2, 0)), x * 2
+
+
+def test_unused_inputs_stay_as_in_torch_onnx(tmp_path):
+    """The ONNX inputs are the program's user inputs, read or not (torch.onnx's
+    dynamo exporter keeps them too); outputs with an empty dim work."""
+    args = (torch.randn(2, 3), torch.randn(4))
+    program = torch2onnx.export(IgnoresAnInput(), args, dynamo=True, verify=True)
+    assert [i.name for i in program.model_proto.graph.input] == ["x", "unused"]
+    matches(program, IgnoresAnInput(), [args])
+
+
 def _zoo_models():
     import zoo
 
