@@ -196,6 +196,35 @@ def test_unused_inputs_stay_as_in_torch_onnx(tmp_path):
     matches(program, IgnoresAnInput(), [args])
 
 
+class Fn(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+EMPTY_SIZES = {
+    "new_full_0d": lambda x: x.new_full((), 3.0) * x,
+    "new_ones_0d": lambda x: x.new_ones(()) + x,
+    "new_zeros_empty": lambda x: (x.new_zeros((2, 0)), x + 1),
+    "repeat_0d_by_nothing": lambda x: x[0, 0].repeat(()) * 2,
+    "repeat_0d_to_2d": lambda x: x[0, 0].repeat(2, 3),
+    "repeat_zero": lambda x: x.repeat(0, 2),
+    "tile_0d_by_nothing": lambda x: x[0, 0].tile(()) * 2,
+    "tile_fewer_dims": lambda x: x.tile((2,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY_SIZES))
+def test_empty_and_0d_sizes(name):
+    """0-d and empty sizes (issue 20's checker failures) on the .pt2 path too."""
+    module, args = Fn(EMPTY_SIZES[name]), (torch.randn(2, 3),)
+    program = torch2onnx.export(module, args, dynamo=True, verify=True)
+    matches(program, module, [args])
+
+
 def _zoo_models():
     import zoo
 
