@@ -24,6 +24,17 @@ class Mismatch(AssertionError):
     pass
 
 
+class Lambda(torch.nn.Module):
+    """Wraps a function of tensors as a module (for tracing and torch.export)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
 _max_opset = None
 
 

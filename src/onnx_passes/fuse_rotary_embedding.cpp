@@ -28,18 +28,18 @@ std::optional<std::vector<int64_t>> const_ints(const ir::Node* n, size_t i) {
   return t->to_int64s();
 }
 
-// Slice(x, [start], [end], [last axis], [1]): x and (start, end).
+// Slice(x, [start], [end], [last axis], [1]) of a 4-D x: x and (start, end).
 struct LastAxisSlice {
   ir::Value* x = nullptr;
   int64_t start = 0, end = 0;
 };
 
-std::optional<LastAxisSlice> last_axis_slice(ir::Value* v, int64_t rank) {
+std::optional<LastAxisSlice> last_axis_slice(ir::Value* v) {
   ir::Node* s = producer_of(v, "Slice");
   if (!s || s->num_inputs() < 4) return std::nullopt;
   auto starts = const_ints(s, 1), ends = const_ints(s, 2), axes = const_ints(s, 3);
   if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 || axes->size() != 1) return std::nullopt;
-  if ((*axes)[0] != -1 && (*axes)[0] != rank - 1) return std::nullopt;
+  if ((*axes)[0] != -1 && (*axes)[0] != 3) return std::nullopt;
   if (s->num_inputs() > 4 && s->input(4)) {
     auto steps = const_ints(s, 4);
     if (!steps || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
@@ -62,7 +62,7 @@ ir::Value* rotated_half_of(ir::Value* v) {
   if (dims[2] <= 0 || d <= 0 || d % 2) return nullptr;
   const int64_t axis = cat->attr_i("axis", 0);
   if (axis != -1 && axis != 3) return nullptr;
-  const auto hi = last_axis_slice(neg->input(0), 4), lo = last_axis_slice(cat->input(1), 4);
+  const auto hi = last_axis_slice(neg->input(0)), lo = last_axis_slice(cat->input(1));
   if (!hi || !lo || hi->x != x || lo->x != x || hi->start != h || hi->end < d || lo->start != 0 || lo->end != h)
     return nullptr;
   return x;

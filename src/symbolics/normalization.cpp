@@ -13,9 +13,10 @@ int64_t product(const std::vector<int64_t>& v) {
   return p;
 }
 
-ir::Value* ones_or(SymbolicContext& ctx, size_t idx, int64_t n, ir::DType dt, double fill) {
+// Argument idx in dtype dt, or (None) a constant of `shape` filled with `fill`.
+ir::Value* ones_or(SymbolicContext& ctx, size_t idx, const std::vector<int64_t>& shape, ir::DType dt, double fill) {
   if (!ctx.none(idx)) return ctx.in_as(idx, dt);
-  return ctx.constant(ir::Tensor::from_doubles(dt, std::vector<double>(static_cast<size_t>(n), fill), {n}));
+  return ctx.constant(ir::Tensor::from_doubles(dt, std::vector<double>(static_cast<size_t>(product(shape)), fill), shape));
 }
 
 // (x - mean) / sqrt(var + eps) over `axes`, with biased variance.
@@ -61,7 +62,7 @@ ir::Value* batch_stats_norm(SymbolicContext& ctx, ir::Value* x, ir::Value* scale
 ir::Value* running_stats_norm(SymbolicContext& ctx, size_t first, int64_t channels, double eps) {
   const ir::DType dt = ctx.dtype(0);
   return ctx.op("BatchNormalization",
-                {ctx.in(0), ones_or(ctx, first, channels, dt, 1.0), ones_or(ctx, first + 1, channels, dt, 0.0),
+                {ctx.in(0), ones_or(ctx, first, {channels}, dt, 1.0), ones_or(ctx, first + 1, {channels}, dt, 0.0),
                  ctx.in_as(first + 2, dt), ctx.in_as(first + 3, dt)},
                 {{"epsilon", eps}});
 }
@@ -150,11 +151,7 @@ void layer_norm_decomposed(SymbolicContext& ctx) {
 
 ir::Value* layer_normalization(SymbolicContext& ctx, int64_t n, size_t w, size_t b, double eps) {
   const ir::DType dt = ctx.dtype(0);
-  std::vector<int64_t> shape = ctx.is(1);
-  ir::Value* scale = ctx.none(w) ? ctx.constant(ir::Tensor::from_doubles(
-                                       dt, std::vector<double>(static_cast<size_t>(product(shape)), 1.0), shape))
-                                 : ctx.in_as(w, dt);
-  std::vector<ir::Value*> ins{ctx.in(0), scale};
+  std::vector<ir::Value*> ins{ctx.in(0), ones_or(ctx, w, ctx.is(1), dt, 1.0)};
   if (!ctx.none(b)) ins.push_back(ctx.in_as(b, dt));
   return ctx.op("LayerNormalization", ins, {{"axis", -n}, {"epsilon", eps}});
 }
@@ -185,7 +182,7 @@ void instance_norm(SymbolicContext& ctx) {
     return;
   }
   ctx.out(ctx.op("InstanceNormalization",
-                 {ctx.in(0), ones_or(ctx, 1, channels, dt, 1.0), ones_or(ctx, 2, channels, dt, 0.0)},
+                 {ctx.in(0), ones_or(ctx, 1, {channels}, dt, 1.0), ones_or(ctx, 2, {channels}, dt, 0.0)},
                  {{"epsilon", ctx.f(7)}}));
 }
 
@@ -215,7 +212,7 @@ void group_norm_21(SymbolicContext& ctx) {
   const int64_t channels = ctx.sizes(0).at(1);
   if (channels < 0) return group_norm(ctx);  // (the channel count is needed for the default scale and bias)
   ctx.out(ctx.op("GroupNormalization",
-                 {ctx.in(0), ones_or(ctx, 2, channels, dt, 1.0), ones_or(ctx, 3, channels, dt, 0.0)},
+                 {ctx.in(0), ones_or(ctx, 2, {channels}, dt, 1.0), ones_or(ctx, 3, {channels}, dt, 0.0)},
                  {{"epsilon", ctx.f(4)}, {"num_groups", ctx.i(1)}}));
 }
 
@@ -247,11 +244,8 @@ void rms_norm(SymbolicContext& ctx) {
 void rms_norm_23(SymbolicContext& ctx) {
   const ir::DType dt = ctx.dtype(0);
   const int64_t n = normalized_count(ctx, 1);
-  std::vector<int64_t> shape = ctx.is(1);
-  ir::Value* scale = ctx.none(2) ? ctx.constant(ir::Tensor::from_doubles(
-                                       dt, std::vector<double>(static_cast<size_t>(product(shape)), 1.0), shape))
-                                 : ctx.in_as(2, dt);
-  ctx.out(ctx.op("RMSNormalization", {ctx.in(0), scale}, {{"axis", -n}, {"epsilon", rms_eps(ctx)}}));
+  ctx.out(ctx.op("RMSNormalization", {ctx.in(0), ones_or(ctx, 2, ctx.is(1), dt, 1.0)},
+                 {{"axis", -n}, {"epsilon", rms_eps(ctx)}}));
 }
 
 }  // namespace

@@ -39,10 +39,6 @@ ir::Value* attention_mask(SymbolicContext& ctx, size_t mask_idx, std::optional<i
   return mask;  // [T, S] or already broadcastable to [B, H, T, S]
 }
 
-// Opset 23: softmax(q k^T * scale + mask) v as one Attention node, on
-// [B, H, L, E] inputs. `allowed` is a bool mask (true = may attend),
-// `bias` a float mask added to the scores (at most one of them). A row
-// that may attend to nothing gives zeros, as PyTorch's safe softmax does.
 // A mask broadcast along the queries ([B, 1, 1, S], a key padding mask) is
 // expanded to the queries' length: ONNX Runtime's Attention wants it there.
 ir::Value* mask_for_queries(SymbolicContext& ctx, ir::Value* mask, ir::Value* q) {
@@ -59,6 +55,10 @@ ir::Value* mask_for_queries(SymbolicContext& ctx, ir::Value* mask, ir::Value* q)
   return ctx.op("Expand", {mask, ctx.op("Concat", shape, {{"axis", int64_t{0}}})});
 }
 
+// Opset 23: softmax(q k^T * scale + mask) v as one Attention node, on
+// [B, H, L, E] inputs. `allowed` is a bool mask (true = may attend),
+// `bias` a float mask added to the scores (at most one of them). A row
+// that may attend to nothing gives zeros, as PyTorch's safe softmax does.
 ir::Value* fused_attention(SymbolicContext& ctx, ir::Value* q, ir::Value* k, ir::Value* v, ir::Value* allowed,
                            ir::Value* bias, bool is_causal, double scale, ir::DType dt) {
   if (allowed) allowed = mask_for_queries(ctx, allowed, q);

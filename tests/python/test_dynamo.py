@@ -196,15 +196,6 @@ def test_unused_inputs_stay_as_in_torch_onnx(tmp_path):
     matches(program, IgnoresAnInput(), [args])
 
 
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
-
-
 EMPTY_SIZES = {
     "new_full_0d": lambda x: x.new_full((), 3.0) * x,
     "new_ones_0d": lambda x: x.new_ones(()) + x,
@@ -220,7 +211,7 @@ EMPTY_SIZES = {
 @pytest.mark.parametrize("name", sorted(EMPTY_SIZES))
 def test_empty_and_0d_sizes(name):
     """0-d and empty sizes (issue 20's checker failures) on the .pt2 path too."""
-    module, args = Fn(EMPTY_SIZES[name]), (torch.randn(2, 3),)
+    module, args = harness.Lambda(EMPTY_SIZES[name]), (torch.randn(2, 3),)
     program = torch2onnx.export(module, args, dynamo=True, verify=True)
     matches(program, module, [args])
 

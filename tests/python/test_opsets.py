@@ -98,7 +98,7 @@ def test_rms_norm_is_one_node_at_23(tmp_path):
 
 
 def test_reductions_take_axes_as_input_from_18(tmp_path):
-    model, _ = exported(lambda_module(lambda x: x.mean(1) + x.amax(2, keepdim=True).sum()), (torch.randn(2, 3, 4),),
+    model, _ = exported(harness.Lambda(lambda x: x.mean(1) + x.amax(2, keepdim=True).sum()), (torch.randn(2, 3, 4),),
                         tmp_path, 18)
     for n in model.graph.node:
         if n.op_type.startswith("Reduce"):
@@ -106,7 +106,7 @@ def test_reductions_take_axes_as_input_from_18(tmp_path):
 
 
 def test_chunk_uses_num_outputs_from_18(tmp_path):
-    model, _ = exported(lambda_module(lambda x: torch.cat([c * i for i, c in enumerate(x.chunk(3, 1))], 0)),
+    model, _ = exported(harness.Lambda(lambda x: torch.cat([c * i for i, c in enumerate(x.chunk(3, 1))], 0)),
                         (torch.randn(2, 6),), tmp_path, 18)
     splits = [n for n in model.graph.node if n.op_type == "Split"]
     assert splits and all(len(n.input) == 1 and [a.i for a in n.attribute if a.name == "num_outputs"] == [3]
@@ -147,19 +147,6 @@ def test_rotary_embedding_at_23(opset, halves_differ, tmp_path):
     assert ops["RotaryEmbedding"] == (2 if fused else 0), ops
     assert ops["Neg"] == (0 if fused else 2), ops  # rotate_half's nodes are gone when fused
     assert [o.name for o in model.graph.output] == ["q_rot", "k_rot"]
-
-
-class _Lambda(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
-
-
-def lambda_module(fn):
-    return _Lambda(fn)
 
 
 def _zoo():
