@@ -239,4 +239,48 @@ std::vector<ir::Value*> inputs_as(SymbolicContext& ctx, const std::vector<size_t
 
 void pass_through(SymbolicContext& ctx) { ctx.out(ctx.in(0)); }
 
+std::vector<ir::Value*> loop(SymbolicContext& ctx, ir::Value* trip_count, const std::vector<ir::Value*>& carried,
+                             const LoopBody& body_fn, size_t num_scan) {
+  ir::Graph& g = ctx.graph();
+  auto body = std::make_shared<ir::Graph>(&g);
+  body->set_name(g.unique_name("loop_body"));
+  ir::Value* iter = body->add_input(body->unique_name("iteration"), ir::ValueType::tensor(ir::DType::Int64, {}));
+  body->add_input(body->unique_name("condition"), ir::ValueType::tensor(ir::DType::Bool, {}));
+  std::vector<ir::Value*> state;
+  for (ir::Value* c : carried) {
+    if (c->dtype() == ir::DType::Undefined) ctx.fail("internal: a loop-carried value of unknown dtype");
+    ir::ValueType t = ir::ValueType::tensor(c->dtype());
+    if (c->type().has_shape) {  // the rank stays; sizes may change from one iteration to the next
+      t.has_shape = true;
+      t.shape.assign(c->type().shape.size(), ir::Dim{});
+    }
+    state.push_back(body->add_input(body->unique_name("carried"), t));
+  }
+  SymbolicContext inner(ctx.kind(), {}, {}, body.get(), ctx.opset());
+  std::vector<ir::Value*> next = body_fn(inner, iter, state);
+  if (next.size() != carried.size() + num_scan)
+    ctx.fail("internal: a loop body returned " + std::to_string(next.size()) + " values, expected " +
+             std::to_string(carried.size() + num_scan));
+  ir::Value* keep_going =
+      body->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Bool, 1)}})->output(0);
+  keep_going->set_type(ir::ValueType::tensor(ir::DType::Bool, {}));
+  body->add_output(keep_going);
+  for (size_t k = 0; k < next.size(); ++k) {
+    ir::Value* v = next[k];
+    if (k < carried.size()) v = inner.cast(v, carried[k]->dtype());
+    if (!v->producer() || v->graph() != body.get()) {  // a body input or an outer value: through an Identity
+      ir::Value* id = body->create_node("Identity", {v}, 1)->output(0);
+      id->set_type(v->type());
+      v = id;
+    }
+    body->add_output(v);
+  }
+  std::vector<ir::Value*> ins{trip_count, ctx.const_scalar(ir::DType::Bool, 1)};
+  ins.insert(ins.end(), carried.begin(), carried.end());
+  ir::Node* node = g.create_node("Loop", ins, next.size(), {{"body", body}});
+  for (size_t k = 0; k < next.size(); ++k)
+    node->output(k)->type().dtype = k < carried.size() ? carried[k]->dtype() : next[k]->dtype();
+  return node->outputs();
+}
+
 }  // namespace torch2onnx::helpers

@@ -52,10 +52,15 @@ class Case:
     inputs: ONNX Runtime inputs (numpy), when they differ from the tensors of `args`.
     more_args: further argument tuples: the exported model must also match
         PyTorch on these (other branches, trip counts, sizes of dynamic axes).
+    pt2: also export the module with torch.export and convert the saved .pt2
+        program (the second frontend) at PT2_OPSETS (those of `opsets` from 18
+        on, or the highest); None takes the file's default (enable_pt2), False
+        says the case cannot be captured by torch.export (data-dependent
+        shapes) or is TorchScript-only.
     """
 
     def __init__(self, name, module, args, *, opsets=DEFAULT_OPSETS, min_opset=9, script=False,
-                 error_below=None, extra=(), atol_scale=1e-4, inputs=None, check="values", more_args=()):
+                 error_below=None, extra=(), atol_scale=1e-4, inputs=None, check="values", more_args=(), pt2=None):
         self.name = name
         self.module = module if isinstance(module, nn.Module) else Lambda(module)
         self.args = args if isinstance(args, tuple) else (args,)
@@ -71,9 +76,34 @@ class Case:
         assert check in ("values", "shape")
         self.check = check
         self.more_args = [a if isinstance(a, tuple) else (a,) for a in more_args]
+        self.pt2 = pt2
+
+    def pt2_opsets(self):
+        if not self.pt2 or not pt2_available():
+            return ()
+        high = tuple(o for o in self.opsets if o in PT2_OPSETS)
+        return high or self.opsets[-1:]
 
     def keys(self):
-        return [f"{self.name}@{o}" for o in self.opsets] + [f"{self.name}@{o}!" for o in self.error_below]
+        return ([f"{self.name}@{o}" for o in self.opsets] + [f"{self.name}@{o}!" for o in self.error_below] +
+                [f"{self.name}@pt2-{o}" for o in self.pt2_opsets()])
+
+
+# The opsets a case also runs at through torch.export and the .pt2 frontend.
+PT2_OPSETS = (18, 23)
+
+
+def pt2_available():
+    return hasattr(torch, "export") and hasattr(torch.export, "save")
+
+
+def enable_pt2(cases):
+    """Every case of a family file whose `pt2` is not False also runs through
+    torch.export and the .pt2 frontend. Returns the cases."""
+    for case in cases:
+        if case.pt2 is None:
+            case.pt2 = True
+    return cases
 
 
 def graph_ops(scripted):
@@ -161,6 +191,23 @@ def run(cases, workdir, in_process=False):
             jobs.append(" ".join([pt, "--args", args_pt, "-o", out, "--opset", str(opset), *case.extra]))
             key = f"{case.name}@{opset}" + ("!" if opset in case.error_below else "")
             pending.append((key, case, opset, out, runs))
+        if case.pt2_opsets():
+            program = os.path.join(d, "model.pt2")
+            try:
+                with torch.no_grad():
+                    ep = torch.export.export(case.module.eval(), copy.deepcopy(case.args))
+                torch.export.save(ep, program)
+            except Exception as e:
+                for o in case.pt2_opsets():
+                    results.status[f"{case.name}@pt2-{o}"] = (
+                        False, f"torch.export cannot capture the case (give it pt2=False): {type(e).__name__}: {e}")
+                continue
+            # A program's inputs are its tensors (numbers are specialized into it).
+            pt2_inputs = [onnx_input(t) for t in harness.flatten(case.args, numbers=False) if isinstance(t, torch.Tensor)]
+            for opset in case.pt2_opsets():
+                out = os.path.join(d, f"pt2_opset{opset}.onnx")
+                jobs.append(" ".join([program, "-o", out, "--opset", str(opset), *case.extra]))
+                pending.append((f"{case.name}@pt2-{opset}", case, opset, out, [(expected, pt2_inputs)]))
     if not jobs:
         return results
     if in_process:

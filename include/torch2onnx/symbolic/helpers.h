@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -86,6 +87,18 @@ struct Diagonal {
 };
 Diagonal diagonal(SymbolicContext& ctx, ir::Value* x, const std::vector<int64_t>& sizes, int64_t offset, int64_t d1,
                   int64_t d2);
+
+// An ONNX Loop built by a symbolic (iterative algorithms: factorizations,
+// scans, series). `body` gets a context that emits into the loop body (values
+// of the enclosing graph may be used directly), the iteration number (0-d
+// int64) and the current carried values; it returns the carried values' next
+// values (same dtypes as `carried`) followed by `num_scan` scan outputs,
+// which the Loop stacks along a new axis 0. `trip_count` is a 0-d int64 value.
+// Returns the final carried values followed by the stacked scan outputs.
+using LoopBody = std::function<std::vector<ir::Value*>(SymbolicContext& body, ir::Value* iter,
+                                                       const std::vector<ir::Value*>& carried)>;
+std::vector<ir::Value*> loop(SymbolicContext& ctx, ir::Value* trip_count, const std::vector<ir::Value*>& carried,
+                             const LoopBody& body, size_t num_scan = 0);
 
 // PyTorch dims list -> ONNX axes list (normalized).
 std::vector<int64_t> normalize_dims(const SymbolicContext& ctx, const std::vector<int64_t>& dims, int64_t rank);

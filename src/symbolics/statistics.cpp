@@ -1,0 +1,9 @@
+// (family being written)
+#include "symbolic/helpers.h"
+#include "symbolics/all.h"
+
+namespace torch2onnx::symbolics {
+
+void register_statistics(Registry& r) { (void)r; }
+
+}  // namespace torch2onnx::symbolics
