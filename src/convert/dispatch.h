@@ -13,7 +13,9 @@ namespace torch2onnx::convert {
 
 // The symbolic for `kind` at `opset` (the highest declaration not above it).
 // An in-place op ("aten::relu_") converts as its out-of-place form: the
-// frontends make its result stand for the tensor it wrote to.
+// frontends make its result stand for the tensor it wrote to. The function
+// returned picks, when run, the registry's complex declaration for a node on
+// complex tensors (Registry::add_complex) and fails clearly without one.
 const SymbolicFn* resolve(const Registry& registry, const std::string& kind, int opset);
 
 // Whether `kind` is an in-place operator ("aten::relu_", not "aten::__and__").

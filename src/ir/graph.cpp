@@ -138,11 +138,25 @@ std::vector<Graph*> Node::subgraphs() const {
   return out;
 }
 
+namespace {
+
+// The nodes of a subgraph that dies with its node (a Loop or If body only it
+// holds) stop using what they read, outer values included: otherwise those
+// keep uses by freed nodes.
+void release_uses(Node& n) {
+  for (Attribute& a : n.attributes())
+    if (a.kind == AttrKind::Graph && a.g && a.g.use_count() == 1)
+      for (const auto& inner : a.g->nodes()) release_uses(*inner);
+  n.remove_all_inputs();
+}
+
+}  // namespace
+
 void Node::destroy() {
   for (Value* o : outputs_)
     if (o->has_uses())
       throw std::logic_error("Node::destroy: output '" + o->name() + "' of " + op_type_ + " still has uses");
-  remove_all_inputs();
+  release_uses(*this);
   graph_->erase_node(this);
 }
 

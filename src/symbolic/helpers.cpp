@@ -118,7 +118,8 @@ ir::Value* equal(SymbolicContext& ctx, ir::Value* a, ir::Value* b) {
     return ctx.op("Equal", {ctx.cast(a, ir::DType::Int64), ctx.cast(b, ir::DType::Int64)});
   }
   ir::Value* ne = ctx.op("Or", {ctx.op("Less", {a, b}), ctx.op("Greater", {a, b})});
-  return ctx.op("Not", {ctx.op("Or", {ne, ctx.op("IsNaN", {a})})});
+  ir::Value* nan = ctx.op("Or", {ctx.op("IsNaN", {a}), ctx.op("IsNaN", {b})});
+  return ctx.op("Not", {ctx.op("Or", {ne, nan})});
 }
 
 ir::Value* round_half_even(SymbolicContext& ctx, ir::Value* x) {

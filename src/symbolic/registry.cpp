@@ -12,6 +12,21 @@ void Registry::add(const std::string& op, int since, SymbolicFn fn) {
 }
 
 
+// (complex declarations: see registry.h)
+void Registry::add_complex(const std::string& op, int since, SymbolicFn fn) {
+  complex_table_[op][since] = std::move(fn);
+  // (an operator's family is the one of its real declarations when it has some)
+  if (!family_.empty()) complex_families_.emplace(op, family_);
+}
+
+const SymbolicFn* Registry::find_complex(const std::string& op, int opset) const {
+  auto it = complex_table_.find(op);
+  if (it != complex_table_.end()) {
+    auto v = it->second.upper_bound(opset);
+    if (v != it->second.begin()) return &std::prev(v)->second;
+  }
+  return base_ ? base_->find_complex(op, opset) : nullptr;
+}
 
 bool Registry::remove(const std::string& op, int since) {
   auto it = table_.find(op);
@@ -43,6 +58,10 @@ std::optional<int> Registry::first_opset(const std::string& op) const {
   std::optional<int> own;
   auto it = table_.find(op);
   if (it != table_.end() && !it->second.empty()) own = it->second.begin()->first;
+  // (an operator declared for complex tensors only, view_as_real, counts too)
+  auto c = complex_table_.find(op);
+  if (c != complex_table_.end() && !c->second.empty() && (!own || c->second.begin()->first < *own))
+    own = c->second.begin()->first;
   std::optional<int> base = base_ ? base_->first_opset(op) : std::nullopt;
   if (own && base) return std::min(*own, *base);
   return own ? own : base;
@@ -54,6 +73,8 @@ std::vector<std::pair<std::string, std::vector<int>>> Registry::list() const {
     for (auto& [name, since] : base_->list()) merged[name].insert(since.begin(), since.end());
   for (const auto& [name, decls] : table_)
     for (const auto& d : decls) merged[name].insert(d.first);
+  for (const auto& [name, decls] : complex_table_)  // (complex declarations, see registry.h)
+    for (const auto& d : decls) merged[name].insert(d.first);
   std::vector<std::pair<std::string, std::vector<int>>> out;
   out.reserve(merged.size());
   for (auto& [name, since] : merged) out.emplace_back(name, std::vector<int>(since.begin(), since.end()));
@@ -61,9 +82,11 @@ std::vector<std::pair<std::string, std::vector<int>>> Registry::list() const {
 }
 
 std::string Registry::family_of(const std::string& op) const {
-  auto it = families_.find(op);
-  if (it != families_.end()) return it->second;
-  return base_ ? base_->family_of(op) : std::string();
+  if (auto it = families_.find(op); it != families_.end()) return it->second;
+  std::string base = base_ ? base_->family_of(op) : std::string();
+  if (!base.empty()) return base;
+  auto it = complex_families_.find(op);
+  return it != complex_families_.end() ? it->second : std::string();
 }
 
 Registry& user_registry() {

@@ -7,11 +7,14 @@
 namespace torch2onnx::symbolics {
 
 void register_activation(Registry& r);
+void register_antialias(Registry& r);
 void register_arithmetic(Registry& r);
 void register_bessel(Registry& r);
 void register_comparison(Registry& r);
 void register_complex(Registry& r);
+void register_complex_shape(Registry& r);
 void register_conv(Registry& r);
+void register_ctc(Registry& r);
 void register_copy(Registry& r);
 void register_creation(Registry& r);
 void register_dropout(Registry& r);
@@ -23,6 +26,7 @@ void register_indexing(Registry& r);
 void register_join_split(Registry& r);
 void register_linalg(Registry& r);
 void register_linalg_decomp(Registry& r);
+void register_linalg_lu(Registry& r);
 void register_linalg_solve(Registry& r);
 void register_linear(Registry& r);
 void register_loss(Registry& r);
@@ -46,7 +50,10 @@ void register_slicing(Registry& r);
 void register_softmax(Registry& r);
 void register_sort(Registry& r);
 void register_special(Registry& r);
+void register_special_erf(Registry& r);
 void register_statistics(Registry& r);
+void register_stft(Registry& r);
+void register_take_put(Registry& r);
 void register_torchvision(Registry& r);
 void register_transformer(Registry& r);
 void register_unary(Registry& r);
@@ -64,6 +71,8 @@ ir::Value* quantize_value(SymbolicContext& ctx, ir::Value* x, const ir::Quantiza
 inline void register_all(Registry& r) {
   r.set_family("activation");
   register_activation(r);
+  r.set_family("antialias");
+  register_antialias(r);
   r.set_family("arithmetic");
   register_arithmetic(r);
   r.set_family("bessel");
@@ -72,8 +81,12 @@ inline void register_all(Registry& r) {
   register_comparison(r);
   r.set_family("complex");
   register_complex(r);
+  r.set_family("complex_shape");
+  register_complex_shape(r);
   r.set_family("conv");
   register_conv(r);
+  r.set_family("ctc");
+  register_ctc(r);
   r.set_family("copy");
   register_copy(r);
   r.set_family("creation");
@@ -96,6 +109,8 @@ inline void register_all(Registry& r) {
   register_linalg(r);
   r.set_family("linalg_decomp");
   register_linalg_decomp(r);
+  r.set_family("linalg_lu");
+  register_linalg_lu(r);
   r.set_family("linalg_solve");
   register_linalg_solve(r);
   r.set_family("linear");
@@ -142,8 +157,14 @@ inline void register_all(Registry& r) {
   register_sort(r);
   r.set_family("special");
   register_special(r);
+  r.set_family("special_erf");
+  register_special_erf(r);
   r.set_family("statistics");
   register_statistics(r);
+  r.set_family("stft");
+  register_stft(r);
+  r.set_family("take_put");
+  register_take_put(r);
   r.set_family("torchvision");
   register_torchvision(r);
   r.set_family("transformer");

@@ -100,13 +100,61 @@ void logical_or(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("Or", as_bool(ctx, {
 void logical_xor(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("Xor", as_bool(ctx, {0, 1}))); }
 void logical_not(SymbolicContext& ctx) { out_cmp(ctx, ctx.op("Not", as_bool(ctx, {0}))); }
 
-// __and__ / __or__ / __xor__ / bitwise_* on booleans; ONNX has integer
-// bitwise operators only from opset 18.
+// Integer and/or/xor before opset 18 (no bitwise operators in ONNX): a Loop
+// over the bits in int64 arithmetic. A signed w-bit value is its sign bit
+// (x < 0) and its low w-1 bits (x, or x + 2^(w-1) when negative, both in
+// [0, 2^(w-1))); each low bit is rem - 2 * (rem / 2) of the halved remainder;
+// the result is the combined low bits minus 2^(w-1) if the combined sign bit is set.
+ir::Value* bitwise_loop(SymbolicContext& ctx, ir::Value* a, ir::Value* b, ir::DType t, const char* op) {
+  const ir::DType i64 = ir::DType::Int64;
+  const bool is_unsigned = t == ir::DType::UInt8;
+  const int64_t w = static_cast<int64_t>(ir::dtype_size(t)) * 8;
+  const int64_t low_bits = is_unsigned ? w : w - 1;
+  const std::string kind = op;
+  auto combine = [&](SymbolicContext& c, ir::Value* x, ir::Value* y) {
+    ir::Value* xy = c.op("Mul", {x, y});
+    if (kind == "And") return xy;
+    ir::Value* sum = c.op("Add", {x, y});
+    if (kind == "Or") return c.op("Sub", {sum, xy});
+    return c.op("Sub", {sum, c.op("Add", {xy, xy})});  // Xor
+  };
+  a = ctx.cast(a, i64);
+  b = ctx.cast(b, i64);
+  // -2^(w-1) (int64's lowest value for w = 64)
+  const int64_t low_min = is_unsigned ? 0 : (w == 64 ? std::numeric_limits<int64_t>::lowest() : -(int64_t{1} << (w - 1)));
+  ir::Value* sa = nullptr;
+  ir::Value* sb = nullptr;
+  if (!is_unsigned) {
+    sa = ctx.op("Less", {a, ctx.const_int(0)});
+    sb = ctx.op("Less", {b, ctx.const_int(0)});
+    a = ctx.op("Where", {sa, ctx.op("Sub", {a, ctx.const_int(low_min)}), a});
+    b = ctx.op("Where", {sb, ctx.op("Sub", {b, ctx.const_int(low_min)}), b});
+  }
+  ir::Value* zero = ctx.op("Mul", {ctx.op("Add", {a, b}), ctx.const_int(0)});  // the broadcast shape
+  auto outs = helpers::loop(ctx, ctx.const_int(low_bits), {a, b, zero, ctx.const_int(1)},
+                            [&](SymbolicContext& c, ir::Value*, const std::vector<ir::Value*>& v) -> std::vector<ir::Value*> {
+                              ir::Value* two = c.const_int(2);
+                              ir::Value* ha = c.op("Div", {v[0], two});
+                              ir::Value* hb = c.op("Div", {v[1], two});
+                              ir::Value* ba = c.op("Sub", {v[0], c.op("Mul", {ha, two})});
+                              ir::Value* bb = c.op("Sub", {v[1], c.op("Mul", {hb, two})});
+                              ir::Value* acc = c.op("Add", {v[2], c.op("Mul", {combine(c, ba, bb), v[3]})});
+                              return {ha, hb, acc, c.op("Mul", {v[3], two})};
+                            });
+  ir::Value* r = outs[2];
+  if (!is_unsigned) {
+    ir::Value* sign = combine(ctx, ctx.cast(sa, i64), ctx.cast(sb, i64));
+    r = ctx.op("Add", {r, ctx.op("Mul", {sign, ctx.const_int(low_min)})});
+  }
+  return ctx.cast(r, t);
+}
+
+// __and__ / __or__ / __xor__ / bitwise_* on booleans (And/Or/Xor) and, before
+// opset 18's BitwiseAnd/Or/Xor, on integers (bitwise_loop).
 void bitwise(SymbolicContext& ctx, const char* op) {
   const ir::DType t = ctx.out_dtype() != ir::DType::Undefined ? ctx.out_dtype() : helpers::result_type(ctx, {0, 1});
-  if (t != ir::DType::Bool)
-    ctx.fail("bitwise operations on integer tensors cannot be exported: ONNX has BitwiseAnd/Or/Xor only from "
-             "opset 18 (they work on bool tensors)");
+  if (ir::is_floating(t)) ctx.fail("bitwise operations on floating tensors are not supported (as in PyTorch)");
+  if (t != ir::DType::Bool) return ctx.out(bitwise_loop(ctx, ctx.in_as(0, t), ctx.in_as(1, t), t, op));
   ctx.out(ctx.op(op, as_bool(ctx, {0, 1})));
 }
 void bitwise_and(SymbolicContext& ctx) { bitwise(ctx, "And"); }

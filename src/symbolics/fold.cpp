@@ -1,5 +1,5 @@
 // Sliding windows as columns: im2col (nn.Unfold, F.unfold) and col2im
-// (nn.Fold, F.fold; Col2Im from opset 18).
+// (nn.Fold, F.fold: Col2Im from opset 18, a ConvTranspose before).
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
 
@@ -54,16 +54,54 @@ void col2im_18(SymbolicContext& ctx) {
   const auto size = pair(ctx, 1), k = pair(ctx, 2), dil = pair(ctx, 3), pad = pair(ctx, 4), st = pair(ctx, 5);
   const bool batched = rank == 3;
   if (!batched) x = helpers::unsqueeze(ctx, x, {0});
-  Value* y = ctx.op("Col2Im", {x, ctx.const_ints(size), ctx.const_ints(k)},
+  // (ONNX Runtime's Col2Im has a float32 kernel only)
+  Value* y = ctx.op("Col2Im", {ctx.cast(x, ir::DType::Float), ctx.const_ints(size), ctx.const_ints(k)},
                     {{"dilations", dil}, {"pads", std::vector<int64_t>{pad[0], pad[1], pad[0], pad[1]}}, {"strides", st}});
   if (!batched) y = helpers::squeeze(ctx, y, {0});
-  ctx.out(y);
+  ctx.out(ctx.cast(y, ctx.dtype(0)));
+}
+
+// col2im before opset 18: the adjoint of im2col is a grouped ConvTranspose
+// whose kernel puts column row (c, a, b) at window offset (a, b) of channel
+// c: out[c, i*s + a*d, j*s + b*d] += col[c*kh*kw + a*kw + b, i*ow + j]. It
+// runs unpadded; the padded image is then padded at its end to its full size
+// (windows need not reach the last rows) and the padding sliced off.
+void col2im_9(SymbolicContext& ctx) {
+  Value* x = ctx.in(0);
+  const int64_t rank = ctx.rank(0);
+  if (rank != 2 && rank != 3) ctx.fail("col2im takes a 2-D or 3-D input");
+  const auto size = pair(ctx, 1), k = pair(ctx, 2), dil = pair(ctx, 3), pad = pair(ctx, 4), st = pair(ctx, 5);
+  const bool batched = rank == 3;
+  const auto& s = ctx.sizes(0);
+  const int64_t kk = k[0] * k[1], rows = s[static_cast<size_t>(rank - 2)], L = s[static_cast<size_t>(rank - 1)];
+  if (rows % kk != 0) ctx.fail("col2im: the input's dim -2 must be divisible by the kernel's size");
+  const int64_t c = rows / kk, H = size[0] + 2 * pad[0], W = size[1] + 2 * pad[1];
+  const int64_t oh = (H - dil[0] * (k[0] - 1) - 1) / st[0] + 1, ow = (W - dil[1] * (k[1] - 1) - 1) / st[1] + 1;
+  if (oh <= 0 || ow <= 0 || oh * ow != L)
+    ctx.fail("col2im: the input's last dim (" + std::to_string(L) + ") is not the number of windows (" +
+             std::to_string(std::max<int64_t>(oh, 0) * std::max<int64_t>(ow, 0)) + ")");
+  if (!batched) x = helpers::unsqueeze(ctx, x, {0});
+  x = helpers::reshape(ctx, x, {0, rows, oh, ow});
+  std::vector<double> w(static_cast<size_t>(rows * kk), 0.0);  // [C*kk, 1, kh, kw]
+  for (int64_t r = 0; r < rows; ++r) w[static_cast<size_t>(r * kk + r % kk)] = 1.0;
+  // (ONNX Runtime's ConvTranspose computes in float32: other dtypes go through it)
+  const ir::DType t = ctx.dtype(0);
+  x = ctx.cast(x, ir::DType::Float);
+  Value* kernel = ctx.constant(ir::Tensor::from_doubles(ir::DType::Float, w, {rows, 1, k[0], k[1]}));
+  Value* y = ctx.op("ConvTranspose", {x, kernel},
+                    {{"dilations", dil}, {"group", c}, {"kernel_shape", k}, {"strides", st}});
+  const int64_t full_h = st[0] * (oh - 1) + dil[0] * (k[0] - 1) + 1, full_w = st[1] * (ow - 1) + dil[1] * (k[1] - 1) + 1;
+  if (full_h < H || full_w < W) y = helpers::pad(ctx, y, {0, 0, 0, 0, 0, 0, H - full_h, W - full_w}, "constant", 0);
+  if (pad[0] || pad[1]) y = helpers::slice(ctx, y, {2, 3}, {pad[0], pad[1]}, {pad[0] + size[0], pad[1] + size[1]});
+  if (!batched) y = helpers::squeeze(ctx, y, {0});
+  ctx.out(ctx.cast(y, t));
 }
 
 }  // namespace
 
 void register_fold(Registry& r) {
   r.add("aten::im2col", 9, im2col);
+  r.add("aten::col2im", 9, col2im_9);
   r.add("aten::col2im", 18, col2im_18);
 }
 

@@ -385,17 +385,25 @@ Value* source_of_rank(SymbolicContext& ctx, Value* src, int64_t rank) {
   return helpers::reshape(ctx, src, std::vector<int64_t>(static_cast<size_t>(rank), 1));
 }
 
+// The index_* operators take a 0-d self as one element along dim 0 (or -1):
+// self as 1-D and its rank, and the result back to self's rank.
+std::pair<Value*, int64_t> self_as_1d(SymbolicContext& ctx) {
+  if (ctx.rank(0) > 0) return {ctx.in(0), ctx.rank(0)};
+  return {helpers::reshape(ctx, ctx.in(0), {1}), 1};
+}
+void out_like_self(SymbolicContext& ctx, Value* v) {
+  ctx.out(ctx.rank(0) == 0 ? helpers::reshape(ctx, v, std::vector<int64_t>{}) : v);
+}
+
 // aten::index_copy(self, dim, index, source): Scatter(Elements) of the slices.
 void index_copy(SymbolicContext& ctx, const char* scatter) {
-  Value* x = ctx.in(0);
-  const int64_t rank = ctx.rank(0);
-  if (rank == 0) ctx.fail("index_copy on a 0-d tensor is not supported");
+  auto [x, rank] = self_as_1d(ctx);
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   Value* idx = index_1d(ctx, 2, x, dim);
   Value* src = ctx.in_as(3, ctx.dtype(0));
   src = source_of_rank(ctx, src, rank);
   Value* idx_e = ctx.op("Expand", {along(ctx, idx, dim, rank), shape_of(ctx, src)});
-  ctx.out(ctx.op(scatter, {x, idx_e, src}, {{"axis", dim}}));
+  out_like_self(ctx, ctx.op(scatter, {x, idx_e, src}, {{"axis", dim}}));
 }
 void index_copy_9(SymbolicContext& ctx) { index_copy(ctx, "Scatter"); }
 void index_copy_11(SymbolicContext& ctx) { index_copy(ctx, "ScatterElements"); }
@@ -450,40 +458,34 @@ Value* scaled_source(SymbolicContext& ctx) {
 }
 
 void index_add_9(SymbolicContext& ctx) {
-  Value* x = ctx.in(0);
-  const int64_t rank = ctx.rank(0);
-  if (rank == 0) ctx.fail("index_add on a 0-d tensor is not supported");
+  auto [x, rank] = self_as_1d(ctx);
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   Value* idx = index_1d(ctx, 2, x, dim);
   Value* src = source_like_self(ctx, scaled_source(ctx), x, dim, rank);
   Value* sums = index_sums(ctx, x, dim, rank, idx, src);
-  ctx.out(ctx.cast(ctx.op("Add", {ctx.cast(x, compute_dtype(ctx.dtype(0))), sums}), ctx.dtype(0)));
+  out_like_self(ctx, ctx.cast(ctx.op("Add", {ctx.cast(x, compute_dtype(ctx.dtype(0))), sums}), ctx.dtype(0)));
 }
 
 void index_add_16(SymbolicContext& ctx) {
-  Value* x = ctx.in(0);
-  const int64_t rank = ctx.rank(0);
-  if (rank == 0) ctx.fail("index_add on a 0-d tensor is not supported");
+  auto [x, rank] = self_as_1d(ctx);
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   Value* idx = index_1d(ctx, 2, x, dim);
   Value* src = source_like_self(ctx, scaled_source(ctx), x, dim, rank);
   Value* idx_e = ctx.op("Expand", {along(ctx, idx, dim, rank), shape_of(ctx, src)});
-  ctx.out(ctx.op("ScatterElements", {x, idx_e, src}, {{"axis", dim}, {"reduction", "add"}}));
+  out_like_self(ctx, ctx.op("ScatterElements", {x, idx_e, src}, {{"axis", dim}, {"reduction", "add"}}));
 }
 
 // aten::index_fill(self, dim, index, value): Where over the slices hit by index.
 void index_fill(SymbolicContext& ctx) {
-  Value* x = ctx.in(0);
-  const int64_t rank = ctx.rank(0);
-  const int64_t dim = rank == 0 ? 0 : helpers::normalize_dim(ctx, ctx.i(1), rank);
-  if (rank == 0) ctx.fail("index_fill on a 0-d tensor is not supported");
+  auto [x, rank] = self_as_1d(ctx);
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   Value* idx = index_1d(ctx, 2, x, dim);
   Value* pos = helpers::unsqueeze(ctx, helpers::arange(ctx, helpers::dim_size(ctx, x, dim)), {1});  // [S, 1]
   Value* eq = ctx.cast(ctx.op("Equal", {pos, helpers::unsqueeze(ctx, idx, {0})}), DType::Int32);
   Value* hit = ctx.cast(helpers::reduce(ctx, "ReduceMax", eq, {1}, false), DType::Bool);  // [S]
   Value* v = ctx.in_as(3, ctx.dtype(0));
   if (ctx.rank(3) > 0) v = helpers::reshape(ctx, v, std::vector<int64_t>{});
-  ctx.out(where(ctx, along(ctx, hit, dim, rank), v, x, ctx.dtype(0)));
+  out_like_self(ctx, where(ctx, along(ctx, hit, dim, rank), v, x, ctx.dtype(0)));
 }
 
 // ---------------------------------------------------------------- masks

@@ -145,9 +145,31 @@ std::vector<int64_t> pieces_of(SymbolicContext& ctx, int64_t length, int64_t siz
   return sizes;
 }
 
+// Sizes computed at run time in a list of fixed length (a traced model's
+// per-level counts, as torchvision's RPN splits its anchors): one Slice per
+// piece, between running sums of the sizes (opset 10 or later).
+void split_runtime_sizes(SymbolicContext& ctx, int64_t dim) {
+  const size_t n = ctx.arg(1).elements.size();
+  ir::Value* axes = ctx.const_ints({dim});
+  ir::Value* start = ctx.const_ints({0});
+  std::vector<ir::Value*> pieces;
+  for (size_t k = 0; k < n; ++k) {
+    ir::Value* end = ctx.op("Add", {start, helpers::reshape(ctx, ctx.cast(ctx.elem(1, k), ir::DType::Int64), {1})});
+    pieces.push_back(helpers::slice_dynamic(ctx, ctx.in(0), start, end, axes, nullptr));
+    start = end;
+  }
+  ctx.out_list(pieces);
+}
+
 // aten::split(self, split_size: int | int[], dim=0), aten::split_with_sizes(self, sizes, dim)
 void split(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0));
+  const Arg& sizes = ctx.arg(1);
+  if (sizes.is_list() && !sizes.constant &&
+      std::any_of(sizes.elements.begin(), sizes.elements.end(), [](const Arg& e) { return !e.constant; })) {
+    split_runtime_sizes(ctx, dim);
+    return;
+  }
   if (ctx.arg(1).is_list()) {
     split_into(ctx, ctx.is(1), dim);
     return;

@@ -1,13 +1,14 @@
 // Linear algebra: determinants (Det from opset 11), linalg_norm /
-// linalg_matrix_norm, weight_norm, renorm, trace. (linalg_vector_norm is in
-// reduction.cpp; there is no Inverse or SVD in ONNX's default domain, so
-// linalg_inv, nuclear and spectral norms are not exported.)
+// linalg_matrix_norm (nuclear and spectral norms from linalg_svd.cpp's
+// singular values), weight_norm, renorm, trace. (linalg_vector_norm is in
+// reduction.cpp; factorizations are in linalg_lu/solve/decomp/eigh/svd.cpp.)
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
+#include "symbolics/linalg_decomp.h"
 
 namespace torch2onnx::symbolics {
 namespace {
@@ -64,11 +65,9 @@ ir::Value* vector_norm(SymbolicContext& ctx, ir::Value* x, ir::DType t, double p
 ir::Value* matrix_norm(SymbolicContext& ctx, ir::Value* x, const std::string& ord, double p, int64_t d0, int64_t d1,
                        bool keep) {
   if (ord == "fro") return helpers::reduce(ctx, "ReduceL2", x, {d0, d1}, keep);
-  if (ord == "nuc")
-    ctx.fail("the nuclear norm needs a singular value decomposition, which ONNX cannot express");
-  if (std::fabs(p) == 2.0)
-    ctx.fail("the spectral norm (ord=" + std::to_string(static_cast<int>(p)) +
-             ") needs a singular value decomposition, which ONNX cannot express");
+  if (ord == "nuc" || (ord.empty() && std::fabs(p) == 2.0))  // from the singular values (linalg_svd.cpp)
+    return decomp::matrix_norm_svd(ctx, x, ctx.sizes(0), x->dtype(), ord == "nuc" ? "nuc" : (p > 0 ? "2" : "-2"), d0,
+                                   d1, keep);
   if (std::fabs(p) != 1.0 && !std::isinf(p))
     ctx.fail("matrix norm order " + std::to_string(p) + " is not one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf");
   // ord +-1: max/min over columns of the column sums; ord +-inf: over rows of the row sums.

@@ -1,6 +1,6 @@
 // Pooling: max_pool / avg_pool (1d-3d, with ceil_mode, dilation,
 // count_include_pad, divisor_override), max_pool with indices, adaptive
-// average / max pooling (with indices). Unbatched inputs ([C, *spatial]) get a
+// average / max pooling (with indices), max_unpool. Unbatched inputs ([C, *spatial]) get a
 // batch axis for the ONNX op.
 #include <cmath>
 
@@ -347,6 +347,36 @@ void adaptive_pool(SymbolicContext& ctx, bool is_max) {
 void adaptive_avg_pool(SymbolicContext& ctx) { adaptive_pool(ctx, false); }
 void adaptive_max_pool(SymbolicContext& ctx) { adaptive_pool(ctx, true); }
 
+// aten::max_unpool2d(self, indices, output_size) / max_unpool3d(self,
+// indices, output_size, stride, padding): each value scattered to its flat
+// index in its (n, c) plane of output_size, zeros elsewhere (Scatter at 9,
+// ScatterElements from 11). (PyTorch's tracer and scripting fail on these
+// operators; torch.export programs record them.)
+void max_unpool(SymbolicContext& ctx, int64_t nd, const char* scatter) {
+  const int64_t rank = ctx.rank(0);
+  if (rank != nd + 1 && rank != nd + 2)
+    ctx.fail("max_unpool" + std::to_string(nd) + "d takes a " + std::to_string(nd + 1) + "-D or " +
+             std::to_string(nd + 2) + "-D input");
+  const std::vector<int64_t> size = ctx.is(2);
+  if (static_cast<int64_t>(size.size()) != nd) ctx.fail("output_size must have one entry per spatial dim");
+  int64_t numel = 1;
+  for (int64_t v : size) numel *= v;
+  const bool batched = rank == nd + 2;
+  ir::Value* x = ctx.in(0);
+  ir::Value* idx = ctx.cast(ctx.in(1), ir::DType::Int64);
+  if (!batched) {
+    x = helpers::unsqueeze(ctx, x, {0});
+    idx = helpers::unsqueeze(ctx, idx, {0});
+  }
+  ir::Value* lead = helpers::slice(ctx, ctx.op("Shape", {x}), {0}, {0}, {2});
+  ir::Value* zeros = ctx.op("Expand", {ctx.const_scalar(ctx.dtype(0), 0.0),
+                                       ctx.op("Concat", {lead, ctx.const_ints({numel})}, {{"axis", int64_t{0}}})});
+  ir::Value* y = ctx.op(scatter, {zeros, helpers::reshape(ctx, idx, {0, 0, -1}), helpers::reshape(ctx, x, {0, 0, -1})},
+                        {{"axis", int64_t{2}}});
+  y = ctx.op("Reshape", {y, ctx.op("Concat", {lead, ctx.const_ints(size)}, {{"axis", int64_t{0}}})});
+  ctx.out(batched ? y : helpers::squeeze(ctx, y, {0}));
+}
+
 }  // namespace
 
 void register_pooling(Registry& r) {
@@ -364,6 +394,10 @@ void register_pooling(Registry& r) {
     r.add(op, 9, adaptive_avg_pool);
   for (const char* op : {"aten::adaptive_max_pool1d", "aten::adaptive_max_pool2d", "aten::adaptive_max_pool3d"})
     r.add(op, 9, adaptive_max_pool);
+  r.add("aten::max_unpool2d", 9, [](SymbolicContext& ctx) { max_unpool(ctx, 2, "Scatter"); });
+  r.add("aten::max_unpool2d", 11, [](SymbolicContext& ctx) { max_unpool(ctx, 2, "ScatterElements"); });
+  r.add("aten::max_unpool3d", 9, [](SymbolicContext& ctx) { max_unpool(ctx, 3, "Scatter"); });
+  r.add("aten::max_unpool3d", 11, [](SymbolicContext& ctx) { max_unpool(ctx, 3, "ScatterElements"); });
 }
 
 }  // namespace torch2onnx::symbolics

@@ -384,34 +384,6 @@ void cumsum(SymbolicContext& ctx) {
   ctx.out(ctx.cast(ctx.op("CumSum", {x, ctx.const_int(dim)}), t));
 }
 
-// cumprod(self, dim, dtype=None) (opset 11: CumSum): sign * exp(cumsum(log|x|))
-// in double, zero from the first zero on; integers rounded back (exact while
-// the products stay below 2^53 or so).
-void cumprod(SymbolicContext& ctx) {
-  const int64_t rank = ctx.rank(0);
-  const ir::DType t = ctx.out_dtype();
-  if (rank == 0) {
-    ctx.out(ctx.in_as(0, t));
-    return;
-  }
-  const ir::DType c = ir::DType::Double;
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
-  ir::Value* x = ctx.in_as(0, c);
-  ir::Value* axis = ctx.const_int(dim);
-  auto cumsum = [&](ir::Value* v) { return ctx.op("CumSum", {v, axis}); };
-  ir::Value* zero = ctx.const_scalar(c, 0.0), *one = ctx.const_scalar(c, 1.0), *two = ctx.const_scalar(c, 2.0);
-  ir::Value* is_zero = ctx.op("Equal", {x, zero});
-  ir::Value* mag = ctx.op("Exp", {cumsum(ctx.op("Log", {ctx.op("Where", {is_zero, one, ctx.op("Abs", {x})})}))});
-  // (-1)^(number of negatives so far)
-  ir::Value* negs = cumsum(ctx.cast(ctx.op("Less", {x, zero}), c));
-  ir::Value* odd = ctx.op("Sub", {negs, ctx.op("Mul", {two, ctx.op("Floor", {ctx.op("Div", {negs, two})})})});
-  ir::Value* r = ctx.op("Mul", {mag, ctx.op("Sub", {one, ctx.op("Mul", {two, odd})})});
-  ir::Value* zeroed = ctx.op("Greater", {cumsum(ctx.cast(is_zero, c)), zero});
-  r = ctx.op("Where", {zeroed, zero, r});
-  if (!ir::is_floating(t)) r = ctx.op("Round", {r});
-  ctx.out(ctx.cast(r, t));
-}
-
 // sum_to_size(self, size): sums the leading dims away and the dims where
 // size is 1 (kept), so the result has `size`.
 void sum_to_size(SymbolicContext& ctx) {
@@ -463,7 +435,6 @@ void register_reduction(Registry& r) {
   r.add("aten::frobenius_norm", 9, frobenius_norm);
   r.add("aten::linalg_vector_norm", 9, linalg_vector_norm);
   r.add("aten::cumsum", 11, cumsum);
-  r.add("aten::cumprod", 11, cumprod);
   r.add("aten::sum_to_size", 9, sum_to_size);
 }
 

@@ -297,6 +297,18 @@ void pixel_unshuffle(SymbolicContext& ctx) {
   ctx.out(ctx.op("Reshape", {x, ctx.op("Concat", {part(0), channels, h, w}, {{"axis", int64_t{0}}})}));
 }
 
+// aten::channel_shuffle(self, groups) (nn.ChannelShuffle): [N, C, *] ->
+// [N, g, C/g, rest] -> [N, C/g, g, rest] -> self's shape.
+void channel_shuffle(SymbolicContext& ctx) {
+  const auto& s = ctx.sizes(0);
+  if (s.size() < 3) ctx.fail("channel_shuffle takes an input of at least 3 dims");
+  const int64_t g = ctx.i(1);
+  if (g <= 0 || s[1] % g != 0) ctx.fail("channel_shuffle: the number of channels must be divisible by groups");
+  ir::Value* x = helpers::reshape(ctx, ctx.in(0), {0, g, s[1] / g, -1});
+  x = ctx.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  ctx.out(ctx.op("Reshape", {x, ctx.op("Shape", {ctx.in(0)})}));
+}
+
 }  // namespace
 
 void register_shape(Registry& r) {
@@ -327,6 +339,7 @@ void register_shape(Registry& r) {
   r.add("aten::pixel_shuffle", 9, pixel_shuffle_9);
   r.add("aten::pixel_shuffle", 11, pixel_shuffle_11);
   r.add("aten::pixel_unshuffle", 9, pixel_unshuffle);
+  for (const char* op : {"aten::channel_shuffle", "aten::native_channel_shuffle"}) r.add(op, 9, channel_shuffle);
 }
 
 }  // namespace torch2onnx::symbolics

@@ -318,7 +318,9 @@ Value* empty_long(SymbolicContext& ctx) { return ctx.constant(ir::Tensor::from_i
 // aten::_unique2(self, sorted=True, return_inverse=False, return_counts=False) -> (values, inverse, counts)
 // aten::_unique(self, sorted=True, return_inverse=False) -> (values, inverse)
 void unique(SymbolicContext& ctx) {
-  const bool sorted = ctx.num_args() <= 1 || ctx.b(1);
+  // PyTorch's CPU kernels return sorted values whatever `sorted` says (ONNX's
+  // Unique with sorted=0 keeps first occurrences: a different order).
+  const bool sorted = true;
   const bool inverse = ctx.num_args() > 2 && ctx.b(2);
   const bool counts = ctx.num_args() > 3 && ctx.b(3);
   Value* x = ctx.in(0);

@@ -57,15 +57,19 @@ class Case:
         on, or the highest); None takes the file's default (enable_pt2), False
         says the case cannot be captured by torch.export (data-dependent
         shapes) or is TorchScript-only.
+    torchscript: False for operators only torch.export records (PyTorch's
+        tracer and scripting fail on them): the case runs through the .pt2
+        frontend only (at PT2_OPSETS from min_opset on).
     """
 
     def __init__(self, name, module, args, *, opsets=DEFAULT_OPSETS, min_opset=9, script=False,
-                 error_below=None, extra=(), atol_scale=1e-4, inputs=None, check="values", more_args=(), pt2=None):
+                 error_below=None, extra=(), atol_scale=1e-4, inputs=None, check="values", more_args=(), pt2=None,
+                 torchscript=True):
         self.name = name
         self.module = module if isinstance(module, nn.Module) else Lambda(module)
         self.args = args if isinstance(args, tuple) else (args,)
         self.opsets = tuple(o for o in opsets if min_opset <= o <= harness.max_opset())
-        if min_opset > 9 and 17 not in self.opsets:
+        if 9 < min_opset <= 17 and 17 not in self.opsets:
             self.opsets += (17,)
         self.script = script
         self.error_below = {o: text for o, text in (error_below or {}).items() if o <= harness.max_opset()}
@@ -77,6 +81,11 @@ class Case:
         self.check = check
         self.more_args = [a if isinstance(a, tuple) else (a,) for a in more_args]
         self.pt2 = pt2
+        self.torchscript = torchscript
+        if not torchscript:
+            self.pt2 = True
+            self.opsets = tuple(o for o in PT2_OPSETS if min_opset <= o <= harness.max_opset())
+            self.error_below = {}
 
     def pt2_opsets(self):
         if not self.pt2 or not pt2_available():
@@ -85,8 +94,8 @@ class Case:
         return high or self.opsets[-1:]
 
     def keys(self):
-        return ([f"{self.name}@{o}" for o in self.opsets] + [f"{self.name}@{o}!" for o in self.error_below] +
-                [f"{self.name}@pt2-{o}" for o in self.pt2_opsets()])
+        ts = [f"{self.name}@{o}" for o in self.opsets] + [f"{self.name}@{o}!" for o in self.error_below]
+        return (ts if self.torchscript else []) + [f"{self.name}@pt2-{o}" for o in self.pt2_opsets()]
 
 
 # The opsets a case also runs at through torch.export and the .pt2 frontend.
@@ -119,6 +128,17 @@ def graph_ops(scripted):
                 walk(b)
 
     walk(g)
+    return kinds
+
+
+def program_ops(case):
+    """aten:: operator kinds a torch.export program of the case records."""
+    with torch.no_grad():
+        ep = torch.export.export(case.module.eval(), copy.deepcopy(case.args))
+    kinds = set()
+    for n in ep.graph.nodes:
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload):
+            kinds.add(f"{n.target.namespace}::{n.target._opname}")
     return kinds
 
 
@@ -175,10 +195,10 @@ def run(cases, workdir, in_process=False):
                 expected = harness.flatten(case.module.eval()(*copy.deepcopy(case.args)), numbers=True)
                 more_expected = [harness.flatten(case.module.eval()(*copy.deepcopy(a)), numbers=True)
                                  for a in case.more_args]
-            ts = to_torchscript(case)
             pt, args_pt = os.path.join(d, "model.pt"), os.path.join(d, "args.pt")
-            ts.save(pt)
-            torch.save(case.args, args_pt)
+            if case.torchscript:
+                to_torchscript(case).save(pt)
+                torch.save(case.args, args_pt)
         except Exception as e:  # a broken test case, not an exporter failure
             for k in case.keys():
                 results.status[k] = (False, f"could not build the case: {type(e).__name__}: {e}")
@@ -186,7 +206,7 @@ def run(cases, workdir, in_process=False):
         inputs = case.inputs if case.inputs is not None else [onnx_input(t) for t in harness.flatten(case.args, numbers=case.script)]
         runs = [(expected, inputs)] + [(e, [onnx_input(t) for t in harness.flatten(a, numbers=case.script)])
                                        for e, a in zip(more_expected, case.more_args)]
-        for opset in list(case.opsets) + list(case.error_below):
+        for opset in (list(case.opsets) + list(case.error_below)) if case.torchscript else []:
             out = os.path.join(d, f"opset{opset}.onnx")
             jobs.append(" ".join([pt, "--args", args_pt, "-o", out, "--opset", str(opset), *case.extra]))
             key = f"{case.name}@{opset}" + ("!" if opset in case.error_below else "")

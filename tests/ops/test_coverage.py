@@ -36,7 +36,10 @@ def test_every_registered_operator_has_a_test():
     for mod in family_modules():
         for case in getattr(mod, "CASES", []):
             try:
-                covered |= optest.graph_ops(optest.to_torchscript(case))
+                if case.torchscript:
+                    covered |= optest.graph_ops(optest.to_torchscript(case))
+                elif optest.pt2_available():
+                    covered |= optest.program_ops(case)
             except Exception:
                 pass  # a case that cannot even be traced is reported by its own test
     # In-place forms count for their operator and the other way round.

@@ -224,6 +224,16 @@ CASES = [
     Case("slice_scatter_defaults", lambda x, s: torch.slice_scatter(x, s, step=1), (r(3, 2), r(3, 2))),
     Case("diagonal_scatter", lambda x, s: torch.diagonal_scatter(x, s), (r(3, 4), r(3))),
     Case("diagonal_scatter_offset_dims", lambda x, s: torch.diagonal_scatter(x, s, -1, 2, 0), (x, r(4, 3))),
+    # index_add / index_copy / index_fill on 0-d tensors (one element along dim 0 or -1)
+    Case("index_add_0d", lambda a, i, v: a.index_add(0, i, v, alpha=2), (torch.tensor(1.5), torch.tensor([0]), torch.tensor(2.0)),
+         pt2=True),
+    Case("index_add_0d_index", lambda a, i, v: a.index_add(-1, i, v), (torch.tensor(1.5), torch.tensor(0), torch.tensor(2.0)),
+         pt2=True),
+    Case("index_copy_0d", lambda a, i, v: a.index_copy(0, i, v), (torch.tensor(1.0), torch.tensor([0]), torch.tensor(-2.0)),
+         pt2=True),
+    Case("index_fill_0d", lambda a, i: a.index_fill(0, i, 3.0), (torch.tensor(1.0), torch.tensor([0])), pt2=True),
+    Case("index_fill_0d_int", lambda a, i, v: a.index_fill(-1, i, v), (torch.tensor(4), torch.tensor(0), torch.tensor(9)),
+         pt2=True),
 ]
 
 results = optest.results_fixture(CASES)

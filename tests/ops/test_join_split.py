@@ -30,6 +30,13 @@ class ScriptChunk(torch.nn.Module):
         return pieces[0] * 2, pieces[-1], len(pieces)
 
 
+class SplitByShapes(torch.nn.Module):
+    """Pieces counted from other inputs' shapes (as torchvision's RPN splits its anchors): run-time sizes."""
+
+    def forward(self, a, b):
+        return torch.cat([a.flatten(), b.flatten()]).split([a.shape[0] * a.shape[1], b.shape[0] * b.shape[1]])
+
+
 CASES = [
     # ---- cat
     Case("cat", lambda a, b: torch.cat([a, b]), (x, y)),
@@ -115,6 +122,9 @@ CASES = [
     Case("vsplit_indices_back", lambda a: torch.vsplit(a, [5, 2]), (x7,)),
     Case("dsplit", lambda a: torch.dsplit(a, 2), (x,)),
     Case("dsplit_indices", lambda a: torch.dsplit(a, [3, 10]), (x,)),
+    Case("split_runtime_sizes", SplitByShapes(), (torch.randn(2, 3), torch.randn(4, 5)), opsets=(10, 11, 13, 17),
+         extra=("--dynamic-axes", '{"a":[0,1],"b":[0]}', "--input-names", "a,b"),
+         more_args=[(torch.randn(3, 4), torch.randn(2, 5))], error_below={9: "opset 10"}),
 ]
 
 results = optest.results_fixture(CASES)

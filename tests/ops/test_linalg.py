@@ -63,10 +63,9 @@ CASES = [
     Case("linalg_norm_matrix_inf", lambda a: torch.linalg.norm(a, float("inf"), dim=(-1, -2), keepdim=True), (x234,)),
     Case("linalg_norm_matrix_neginf", lambda a: torch.linalg.norm(a, -float("inf")), (x34,)),
     Case("linalg_norm_dtype", lambda a: torch.linalg.norm(a, dim=1, dtype=torch.float64), (x34,)),
-    Case("linalg_norm_nuc_fails", lambda a: torch.linalg.norm(a, "nuc"), (x34,), opsets=(),
-         error_below={17: "singular value decomposition"}),
-    Case("linalg_norm_2_fails", lambda a: torch.linalg.norm(a, 2), (x34,), opsets=(),
-         error_below={13: "singular value decomposition"}),
+    # nuclear and spectral norms: from the singular values (linalg_svd.cpp)
+    Case("linalg_norm_nuc", lambda a: torch.linalg.norm(a, "nuc"), (x34,), pt2=True),
+    Case("linalg_norm_2", lambda a: torch.linalg.norm(a, 2), (x34,), pt2=True),
     # linalg_matrix_norm
     Case("matrix_norm_default", lambda a: torch.linalg.matrix_norm(a), (x234,)),
     Case("matrix_norm_fro_keepdim", lambda a: torch.linalg.matrix_norm(a, "fro", keepdim=True), (x234,)),
@@ -75,10 +74,10 @@ CASES = [
     Case("matrix_norm_inf_keepdim", lambda a: torch.linalg.matrix_norm(a, float("inf"), keepdim=True), (x234,)),
     Case("matrix_norm_neginf", lambda a: torch.linalg.matrix_norm(a, -float("inf"), dim=(-1, 0)), (x234,)),
     Case("matrix_norm_dtype", lambda a: torch.linalg.matrix_norm(a, 1, dtype=torch.float64), (x234,)),
-    Case("matrix_norm_nuc_fails", lambda a: torch.linalg.matrix_norm(a, "nuc"), (x234,), opsets=(),
-         error_below={17: "singular value decomposition"}),
-    Case("matrix_norm_neg2_fails", lambda a: torch.linalg.matrix_norm(a, -2), (x234,), opsets=(),
-         error_below={17: "singular value decomposition"}),
+    Case("matrix_norm_nuc", lambda a: torch.linalg.matrix_norm(a, "nuc"), (x234,), pt2=True),
+    Case("matrix_norm_neg2_dims_keepdim", lambda a: torch.linalg.matrix_norm(a, -2, dim=(0, 2), keepdim=True),
+         (x234.double(),), pt2=True),
+    Case("matrix_norm_2_wide", lambda a: torch.linalg.matrix_norm(a, 2), (r(2, 3, 5),), pt2=True),
     # weight_norm
     Case("weight_norm_linear", weight_norm(nn.Linear(4, 5)), (x34,)),
     Case("weight_norm_conv_dim1", weight_norm(nn.Conv1d(3, 4, 2), dim=1), (x234,)),

@@ -158,6 +158,17 @@ CASES = [
     Case("adaptive_max_pool2d_script", AdaptiveMaxScript(), (r(2, 3, 7, 5),), script=True),
     Case("adaptive_max_pool3d", nn.AdaptiveMaxPool3d((2, 3, 2), return_indices=True), (r(1, 2, 5, 7, 4),)),
     Case("adaptive_max_pool3d_even", nn.AdaptiveMaxPool3d(2), (r(1, 2, 4, 4, 6),)),
+    # max_unpool: PyTorch 2.14's tracer and scripting fail on it; torch.export records it
+    Case("max_unpool2d", lambda a: F.max_unpool2d(*F.max_pool2d(a, 2, return_indices=True), 2), (r(1, 2, 4, 4),),
+         torchscript=False),
+    Case("max_unpool2d_size", lambda a: F.max_unpool2d(*F.max_pool2d(a, 3, 2, return_indices=True), 3, 2, output_size=(7, 8)),
+         (r(2, 3, 7, 8),), torchscript=False),
+    Case("max_unpool1d", lambda a: F.max_unpool1d(*F.max_pool1d(a, 2, return_indices=True), 2), (r(1, 2, 8),),
+         torchscript=False),
+    Case("max_unpool2d_unbatched", lambda a: F.max_unpool2d(*F.max_pool2d(a, 2, return_indices=True), 2), (r(3, 4, 6),),
+         torchscript=False),
+    Case("max_unpool3d", lambda a: F.max_unpool3d(*F.max_pool3d(a, 2, return_indices=True), 2), (r(1, 2, 4, 4, 4),),
+         torchscript=False),
 ]
 
 results = optest.results_fixture(CASES)

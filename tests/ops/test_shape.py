@@ -189,6 +189,10 @@ CASES = [
          extra=("--dynamic-axes", '{"x":[0,2,3]}', "--input-names", "x"),
          more_args=[(r(2, 2, 8, 4),), (r(3, 2, 2, 2),)]),
     Case("pixel_roundtrip", lambda a: F.pixel_unshuffle(F.pixel_shuffle(a, 2), 2), (r(2, 8, 3, 3),)),
+    Case("channel_shuffle", lambda a: F.channel_shuffle(a, 2), (r(1, 4, 3, 3),), pt2=True),
+    Case("channel_shuffle_module_3d", nn.ChannelShuffle(3), (r(2, 6, 5),), pt2=True),
+    Case("native_channel_shuffle", lambda a: torch.native_channel_shuffle(a, 2), (r(2, 6, 4),), pt2=True),
+    Case("channel_shuffle_5d_int", nn.ChannelShuffle(2), (torch.arange(2 * 4 * 2 * 3 * 2).reshape(2, 4, 2, 3, 2),), pt2=True),
 ]
 
 results = optest.results_fixture(CASES)

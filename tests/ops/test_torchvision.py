@@ -1,5 +1,5 @@
 """torchvision's detection operators (src/symbolics/torchvision.cpp): nms,
-roi_align, roi_pool. Their library is loaded by `import torchvision`, so the
+roi_align, roi_pool, ps_roi_align, ps_roi_pool, deform_conv2d. Their library is loaded by `import torchvision`, so the
 cases export through the Python API in this process (the CLI would need
 torchvision's library loaded to read the archives)."""
 import os
@@ -61,6 +61,38 @@ class RoiPool(nn.Module):
         return torchvision.ops.roi_pool(x, r, (3, 3), 0.5)
 
 
+class PsRoiAlign(nn.Module):
+    def __init__(self, size, scale, sampling):
+        super().__init__()
+        self.size, self.scale, self.sampling = size, scale, sampling
+
+    def forward(self, x, r):
+        return torchvision.ops.ps_roi_align(x, r, self.size, self.scale, self.sampling)
+
+
+class PsRoiPool(nn.Module):
+    def __init__(self, size, scale):
+        super().__init__()
+        self.size, self.scale = size, scale
+
+    def forward(self, x, r):
+        return torchvision.ops.ps_roi_pool(x, r, self.size, self.scale)
+
+
+class PsRoiAlignMapping(nn.Module):
+    """Both outputs of the operator: the pooled values and the channel each read."""
+
+    def forward(self, x, r):
+        return torch.ops.torchvision.ps_roi_align(x, r, 0.5, 3, 2, -1)
+
+
+class PsRoiPoolMapping(nn.Module):
+    """Both outputs of the operator: the pooled values and the channel each read."""
+
+    def forward(self, x, r):
+        return torch.ops.torchvision.ps_roi_pool(x, r, 0.5, 2, 3)
+
+
 class RoiAlignBoxList(nn.Module):
     """Boxes given per image (a list of [K_i, 4] tensors), as detection heads do."""
 
@@ -84,7 +116,23 @@ class DeformConv(nn.Module):
         return self.conv(x, self.offsets(x) * 2, mask)
 
 
+def ps_rois():
+    """Boxes inside, across the border of and outside a 12 x 12 image at scale 0.5, some under a pixel."""
+    return torch.tensor([[0, 1.0, 2.0, 20.0, 14.0], [1, -6.0, -3.0, 9.0, 30.0], [1, 3.2, 4.7, 3.9, 5.1],
+                         [0, 30.0, 30.0, 40.0, 44.0], [1, 0.0, 0.0, 23.0, 23.0], [0, 7.3, 2.1, 12.6, 19.9]])
+
+
+def with_inf(t):
+    t = t.clone()
+    t[0, 1, 5, 6] = float("inf")
+    t[1, 3, 2, 2] = float("-inf")
+    return t
+
+
 x = torch.randn(2, 3, 12, 12)
+xps = torch.randn(2, 8, 12, 12)  # 2 output channels of 2 x 2 bins
+xps12 = torch.randn(2, 12, 12, 12)  # 2 output channels of 3 x 2 bins
+PS_ALIGN_OPSETS = (16, 17, 18)  # ONNX Runtime has no RoiAlign-22 kernel
 xd = torch.randn(2, 4, 9, 10)
 DEFORM = (19, 23)
 NMS_OPSETS = (10, 11, 13, 17)
@@ -105,6 +153,21 @@ CASES = [
     Case("roi_align_box_list", RoiAlignBoxList(), (x, boxes(3, 12.0), boxes(2, 12.0)), opsets=(11, 17)),
     Case("roi_pool", RoiPool(), (x, rois(5, 2, 24.0))),
     Case("roi_pool_scripted", RoiPool(), (x, rois(4, 2, 24.0)), script=True, opsets=(9, 17)),
+    Case("ps_roi_align", PsRoiAlign(2, 0.5, -1), (xps, ps_rois()), opsets=PS_ALIGN_OPSETS,
+         error_below={13: "ps_roi_align"}),
+    Case("ps_roi_align_sampling", PsRoiAlign((3, 2), 0.5, 2), (xps12, ps_rois()), opsets=PS_ALIGN_OPSETS, pt2=True),
+    Case("ps_roi_align_random_rois", PsRoiAlign(2, 1.0, 3), (xps, rois(7, 2, 12.0)), opsets=PS_ALIGN_OPSETS),
+    Case("ps_roi_align_double", PsRoiAlign(2, 0.5, -1), (xps.double(), ps_rois().double()), opsets=(16, 17)),
+    Case("ps_roi_align_one_bin", PsRoiAlign(1, 0.5, 2), (x, ps_rois()), opsets=(16, 17)),
+    Case("ps_roi_align_channel_mapping", PsRoiAlignMapping(), (xps12, ps_rois()), opsets=(16, 17)),
+    Case("ps_roi_align_scripted", PsRoiAlign(2, 0.5, -1), (xps, ps_rois()), opsets=(16, 17), script=True),
+    Case("ps_roi_pool", PsRoiPool(2, 0.5), (xps, ps_rois()), pt2=True),
+    Case("ps_roi_pool_bins_3x2", PsRoiPool((3, 2), 0.5), (xps12, ps_rois()), opsets=(9, 13, 17)),
+    Case("ps_roi_pool_random_rois", PsRoiPool(2, 1.0), (xps, rois(7, 2, 12.0)), opsets=(9, 17)),
+    Case("ps_roi_pool_double", PsRoiPool(2, 0.5), (xps.double(), ps_rois().double()), opsets=(9, 17)),
+    Case("ps_roi_pool_inf", PsRoiPool(2, 0.5), (with_inf(xps), ps_rois()), opsets=(9, 17)),
+    Case("ps_roi_pool_channel_mapping", PsRoiPoolMapping(), (xps12, ps_rois()), opsets=(9, 17)),
+    Case("ps_roi_pool_scripted", PsRoiPool(2, 0.5), (xps, ps_rois()), opsets=(9, 17), script=True),
     Case("deform_conv2d", DeformConv(), (xd,), opsets=DEFORM, error_below={18: "deform_conv2d"}),
     Case("deform_conv2d_mask_groups", DeformConv(groups=2, offset_groups=2, mask=True), (xd,), opsets=DEFORM),
     Case("deform_conv2d_stride_dilation", DeformConv(stride=2, padding=2, dilation=2, bias=False), (xd,),

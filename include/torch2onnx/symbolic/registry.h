@@ -37,13 +37,24 @@ class Registry {
   // Every operator with its declared opsets, sorted by name.
   std::vector<std::pair<std::string, std::vector<int>>> list() const;
 
+  // Complex tensors (ir::DType::Complex64/128) travel through the ONNX graph
+  // as real tensors with a trailing (real, imag) axis of 2, ONNX DFT's layout.
+  // A node with any complex tensor argument or output converts with a
+  // declaration of this second table, never with the real one (whose
+  // symbolic would misread the pair axis): see convert::resolve.
+  void add_complex(const std::string& op, int since, SymbolicFn fn);
+  // The complex declaration in force for `op` at `opset`, or nullptr.
+  const SymbolicFn* find_complex(const std::string& op, int opset) const;
+
   // The family (symbolics/<family>.cpp) declarations are attributed to.
   void set_family(std::string family) { family_ = std::move(family); }
   std::string family_of(const std::string& op) const;
 
  private:
   std::map<std::string, std::map<int, SymbolicFn>> table_;
+  std::map<std::string, std::map<int, SymbolicFn>> complex_table_;  // add_complex
   std::map<std::string, std::string> families_;
+  std::map<std::string, std::string> complex_families_;  // of operators declared by add_complex
   std::string family_;
   const Registry* base_ = nullptr;
 };

@@ -31,7 +31,8 @@ std::string canonical(const std::string& op) {
       {"aten::fix", "aten::trunc"},          {"aten::concat", "aten::cat"},
       {"aten::concatenate", "aten::cat"},    {"aten::special_expit", "aten::sigmoid"},
       {"aten::ger", "aten::outer"},          {"aten::row_stack", "aten::vstack"},
-      {"aten::_unsafe_view", "aten::view"}};
+      {"aten::_unsafe_view", "aten::view"},  {"aten::inverse", "aten::linalg_inv"},
+      {"aten::matrix_power", "aten::linalg_matrix_power"}, {"aten::matrix_exp", "aten::linalg_matrix_exp"}};
   if (auto it = aliases.find(op); it != aliases.end()) return it->second;
   if (is_in_place(op))
     if (auto it = aliases.find(op.substr(0, op.size() - 1)); it != aliases.end()) return it->second + "_";
