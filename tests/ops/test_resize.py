@@ -69,7 +69,6 @@ class Scripted(nn.Module):
 
 GRID_OPSETS = (16, 17, 20)
 AA_OPSETS = (18, 23)
-AA_BELOW = {11: "aa", 17: "aa"}  # (the operator, aten::_upsample_bilinear2d_aa, exists from 18)
 
 
 def grid(*shape):
@@ -180,7 +179,7 @@ CASES = [
     # antialiased interpolation: Resize-18's antialias (PIL's filters, as PyTorch's _aa kernels)
     Case("interpolate_antialias_bilinear_down", lambda x: F.interpolate(x, size=(5, 7), mode="bilinear",
                                                                         antialias=True), (xd,),
-         opsets=AA_OPSETS, error_below=AA_BELOW),
+         opsets=(9, 17) + AA_OPSETS),  # (below 18: antialias.cpp)
     Case("interpolate_antialias_bilinear_scale", lambda x: F.interpolate(x, scale_factor=0.4, mode="bilinear",
                                                                          antialias=True), (xd,), opsets=AA_OPSETS),
     Case("interpolate_antialias_bicubic_down", lambda x: F.interpolate(x, size=(6, 9), mode="bicubic",

@@ -206,7 +206,14 @@ SymbolicFn Converter::fallback_for(Node* n, const std::string& kind, bool has_sy
     complex = complex || is_complex(o.dtype);
   }
   for (const Arg& a : args) complex = complex || (a.kind == Arg::Kind::Tensor && is_complex(a.dtype));
-  if (complex && options_.operator_export_type != OperatorExportType::Onnx) has_symbolic = false;
+  // A node on complex tensors converts with a complex declaration (see
+  // Registry::add_complex) only; without one it falls back like an operator
+  // without a symbolic.
+  if (complex && has_symbolic) {
+    const int opset = options_.opset_version;
+    has_symbolic = registry_.find_complex(kind, opset) != nullptr ||
+                   (is_in_place(kind) && registry_.find_complex(kind.substr(0, kind.size() - 1), opset) != nullptr);
+  }
   const auto mode = options_.operator_export_type;
   // ONNX_ATEN: every aten op as ATen, but those returning lists (one ONNX node cannot) where they convert.
   const bool as_aten = aten && ((mode == OperatorExportType::OnnxAten && (tensor_outputs || !has_symbolic)) ||
