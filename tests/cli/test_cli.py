@@ -47,7 +47,7 @@ class Unsupported(nn.Module):
 
     class Bessel(nn.Module):
         def forward(self, x):
-            return torch.nonzero_static(x, size=3).float()
+            return torch.poisson(x.abs())
 
     def __init__(self):
         super().__init__()
@@ -565,9 +565,9 @@ def test_unsupported_operators_are_all_listed(tmp_path):
     harness.trace(m, (torch.randn(8),), pt)
     out = str(tmp_path / "o.onnx")
     proc = run("export", pt, "-o", out, "--input", "8")
-    assert_clean_failure(proc, out, 1, "aten::linalg_ldl_factor", "aten::nonzero_static", "spectral", "bessel",
+    assert_clean_failure(proc, out, 1, "aten::linalg_ldl_factor", "aten::poisson", "spectral", "bessel",
                          "test_cli.py")
-    assert "x2" in proc.stderr  # nonzero_static occurs twice
+    assert "x2" in proc.stderr  # poisson occurs twice
 
 
 def test_usage_errors(small, tmp_path):
@@ -652,7 +652,7 @@ def test_modules_as_functions(small, tmp_path):
 
 class NeedsNewerOpset(nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, 0) + torch.nonzero_static(x, size=8)[:, 0]
+        return torch.cumsum(x, 0) + torch.poisson(x.abs())
 
 
 def test_check_lists_every_unconvertible_operator(small, tmp_path):
@@ -664,7 +664,7 @@ def test_check_lists_every_unconvertible_operator(small, tmp_path):
     proc = run("check", pt, "--input", "8")
     assert proc.returncode == 1, proc.stderr
     assert "2 operators (3 occurrences)" in proc.stdout
-    for fragment in ("aten::linalg_ldl_factor x1", "aten::nonzero_static x2", "spectral", "bessel", "test_cli.py"):
+    for fragment in ("aten::linalg_ldl_factor x1", "aten::poisson x2", "spectral", "bessel", "test_cli.py"):
         assert fragment in proc.stdout
     pt = str(tmp_path / "n.pt")
     harness.trace(NeedsNewerOpset().eval(), (torch.randn(8),), pt)
@@ -687,16 +687,16 @@ def test_operator_export_types(small, tmp_path):
     assert proc.returncode == 0, proc.stderr
     onnx.checker.check_model(onnx.load(out), full_check=True)
     aten = [(op[2]["operator"], op[2]["overload_name"]) for op in _ops(out) if op[1] == "ATen"]
-    assert sorted(aten) == [(b"linalg_ldl_factor", b""), (b"nonzero_static", b""), (b"nonzero_static", b"")]
+    assert sorted(aten) == [(b"linalg_ldl_factor", b""), (b"poisson", b""), (b"poisson", b"")]
     assert all(op[0] == "org.pytorch.aten" for op in _ops(out) if op[1] == "ATen")
     assert {"ReduceSum", "Mul", "Add"} <= {op[1] for op in _ops(out)}  # the rest converts as usual
     out = str(tmp_path / "fallthrough.onnx")
     proc = run("export", pt, "--input", "8", "-o", out, "--operator-export-type", "onnx_fallthrough")
     assert proc.returncode == 0, proc.stderr
     kept = {(op[0], op[1]) for op in _ops(out) if op[0] not in ("", "ai.onnx")}
-    assert kept == {("aten", "linalg_ldl_factor"), ("aten", "nonzero_static")}
-    static = next(op for op in _ops(out) if op[1] == "nonzero_static")
-    assert static[2].get("size") == 3  # the operator's constant arguments as attributes
+    assert kept == {("aten", "linalg_ldl_factor"), ("aten", "poisson")}
+    ldl = next(op for op in _ops(out) if op[1] == "linalg_ldl_factor")
+    assert ldl[2].get("hermitian") == 0  # the operator's constant arguments as attributes
     # onnx_aten: every aten operator as an ATen node
     d = small[0]
     out = str(tmp_path / "aten.onnx")

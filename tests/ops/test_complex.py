@@ -116,5 +116,8 @@ CASES = optest.enable_pt2([
          error_below={17: "aten::sin on complex tensors is not supported"}, pt2=False),
 ])
 
+
+# (PyTorch 1.13 computes these differently: 2.x only)
+CASES = optest.needs_torch2(CASES, ['abs_edge', 'sgn', 'div_double_large'])
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)

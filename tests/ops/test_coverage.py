@@ -36,9 +36,9 @@ def test_every_registered_operator_has_a_test():
     for mod in family_modules():
         for case in getattr(mod, "CASES", []):
             try:
-                if case.torchscript:
+                if case.torchscript or not optest.pt2_available():
                     covered |= optest.graph_ops(optest.to_torchscript(case))
-                elif optest.pt2_available():
+                else:
                     covered |= optest.program_ops(case)
             except Exception:
                 pass  # a case that cannot even be traced is reported by its own test
@@ -46,6 +46,8 @@ def test_every_registered_operator_has_a_test():
     covered |= {k[:-1] for k in covered if k.endswith("_") and not k.endswith("__")}
     # Operators this torch does not have (1.13 has no scaled_dot_product_attention) cannot be recorded.
     known = {op for op in registered() if not op.startswith("aten::") or torch._C._jit_get_schemas_for_operator(op)}
+    if not optest.pt2_available():  # (recorded by torch.export only: their cases need it)
+        covered |= {"aten::max_unpool2d", "aten::max_unpool3d", "aten::orgqr"}
     missing = sorted(op for op in known if op not in covered)
     assert not missing, f"{len(missing)} registered operators have no test case: {missing}"
 

@@ -126,5 +126,8 @@ CASES = optest.enable_pt2([
          (wc(6, 6).reshape(6, 2, 3), gen(2, 3))),
 ])
 
+
+# (PyTorch 1.13 computes these differently: 2.x only)
+CASES = optest.needs_torch2(CASES, ['matrix_exp_nan'])
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)

@@ -72,5 +72,8 @@ CASES = optest.enable_pt2([
          (randn(30, dtype=torch.float64),), opsets=OPSETS),
 ])
 
+
+# (PyTorch 1.13 computes these differently: 2.x only)
+CASES = optest.needs_torch2(CASES, ['stft_center_overload', 'stft_center_constant_double'])
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)
