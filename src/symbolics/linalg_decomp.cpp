@@ -26,9 +26,7 @@ namespace decomp {
 using ir::DType;
 using ir::Value;
 
-namespace {
-
-Value* sc(SymbolicContext& c, DType t, double v) { return c.const_scalar(t, v); }
+// ---- the shared pieces declared in linalg_decomp.h
 
 std::vector<int64_t> iota(int64_t n) {
   std::vector<int64_t> v(static_cast<size_t>(n));
@@ -43,6 +41,25 @@ std::vector<int64_t> cat(std::vector<int64_t> a, const std::vector<int64_t>& b) 
 
 // v[..., s] -> [..., 1, 1] for broadcasting a per-matrix scalar.
 Value* per_matrix(SymbolicContext& c, Value* s, int64_t R) { return helpers::unsqueeze(c, s, {R - 2, R - 1}); }
+
+DType float_type(SymbolicContext& ctx, size_t idx) {
+  const DType t = ctx.dtype(idx);
+  if (t != DType::Float && t != DType::Double) ctx.fail("only float32 and float64 matrices are supported");
+  return t;
+}
+
+const std::vector<int64_t>& matrix_sizes(SymbolicContext& ctx, size_t idx) {
+  const auto& s = ctx.sizes(idx);
+  if (s.size() < 2) ctx.fail("the input must have at least 2 dimensions");
+  for (int64_t d : s)
+    if (d == 0) ctx.fail("empty matrices are not supported");
+  return s;
+}
+
+namespace {
+
+Value* sc(SymbolicContext& c, DType t, double v) { return c.const_scalar(t, v); }
+
 
 }  // namespace
 
@@ -176,19 +193,6 @@ Value* triu(SymbolicContext& c, Value* a, int64_t r, int64_t n, DType t) {
   return c.op("Where", {m, a, sc(c, t, 0.0)});
 }
 
-DType float_type(SymbolicContext& ctx, size_t idx) {
-  const DType t = ctx.dtype(idx);
-  if (t != DType::Float && t != DType::Double) ctx.fail("only float32 and float64 matrices are supported");
-  return t;
-}
-
-const std::vector<int64_t>& matrix_sizes(SymbolicContext& ctx, size_t idx) {
-  const auto& s = ctx.sizes(idx);
-  if (s.size() < 2) ctx.fail("the input must have at least 2 dimensions");
-  for (int64_t d : s)
-    if (d == 0) ctx.fail("empty matrices are not supported");
-  return s;
-}
 
 // aten::linalg_qr(A, mode='reduced'|'complete'|'r') -> (Q, R)
 void linalg_qr(SymbolicContext& ctx) {

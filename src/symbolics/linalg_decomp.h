@@ -56,6 +56,14 @@ ir::Value* matrix_norm_svd(SymbolicContext& ctx, ir::Value* x, const std::vector
                            const std::string& ord, int64_t d0, int64_t d1, bool keepdim);
 
 // ---- small shared pieces
+std::vector<int64_t> iota(int64_t n);  // 0, 1, ..., n-1
+std::vector<int64_t> cat(std::vector<int64_t> a, const std::vector<int64_t>& b);
+// v[..., s] -> [..., 1, 1] for broadcasting a per-matrix scalar (R: the matrices' rank).
+ir::Value* per_matrix(SymbolicContext& c, ir::Value* s, int64_t R);
+// The input's dtype, float32 or float64 (anything else refused).
+ir::DType float_type(SymbolicContext& ctx, size_t idx);
+// The input's static sizes: at least 2 dims, none empty (refused otherwise).
+const std::vector<int64_t>& matrix_sizes(SymbolicContext& ctx, size_t idx);
 ir::Value* transpose_last(SymbolicContext& ctx, ir::Value* v, int64_t rank);
 ir::Value* eye(SymbolicContext& ctx, ir::DType t, int64_t m, int64_t n);
 // A constant of `dims` filled with `value`.

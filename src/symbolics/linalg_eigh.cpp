@@ -28,32 +28,7 @@ namespace {
 
 Value* sc(SymbolicContext& c, DType t, double v) { return c.const_scalar(t, v); }
 
-std::vector<int64_t> iota(int64_t n) {
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
-  return v;
-}
 
-std::vector<int64_t> cat(std::vector<int64_t> a, const std::vector<int64_t>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-Value* per_matrix(SymbolicContext& c, Value* s, int64_t R) { return helpers::unsqueeze(c, s, {R - 2, R - 1}); }
-
-DType float_type(SymbolicContext& ctx, size_t idx) {
-  const DType t = ctx.dtype(idx);
-  if (t != DType::Float && t != DType::Double) ctx.fail("only float32 and float64 matrices are supported");
-  return t;
-}
-
-const std::vector<int64_t>& matrix_sizes(SymbolicContext& ctx, size_t idx) {
-  const auto& s = ctx.sizes(idx);
-  if (s.size() < 2) ctx.fail("the input must have at least 2 dimensions");
-  for (int64_t d : s)
-    if (d == 0) ctx.fail("empty matrices are not supported");
-  return s;
-}
 
 // A Loop whose body also returns its continue condition (0-d bool):
 // helpers::loop with a condition, for convergence-checked iterations.
