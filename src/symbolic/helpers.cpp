@@ -242,6 +242,17 @@ void pass_through(SymbolicContext& ctx) { ctx.out(ctx.in(0)); }
 
 std::vector<ir::Value*> loop(SymbolicContext& ctx, ir::Value* trip_count, const std::vector<ir::Value*>& carried,
                              const LoopBody& body_fn, size_t num_scan) {
+  if (carried.empty() && ctx.opset() < 11) {  // Loop-1 wants a carried value: a dummy one
+    std::vector<ir::Value*> outs = loop(
+        ctx, trip_count, {ctx.const_int(0)},
+        [&](SymbolicContext& b, ir::Value* it, const std::vector<ir::Value*>& c) {
+          std::vector<ir::Value*> r{c[0]};
+          for (ir::Value* v : body_fn(b, it, {})) r.push_back(v);
+          return r;
+        },
+        num_scan);
+    return {outs.begin() + 1, outs.end()};
+  }
   ir::Graph& g = ctx.graph();
   auto body = std::make_shared<ir::Graph>(&g);
   body->set_name(g.unique_name("loop_body"));

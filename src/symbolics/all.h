@@ -26,6 +26,7 @@ void register_indexing(Registry& r);
 void register_join_split(Registry& r);
 void register_linalg(Registry& r);
 void register_linalg_decomp(Registry& r);
+void register_linalg_ldl(Registry& r);
 void register_linalg_lu(Registry& r);
 void register_linalg_solve(Registry& r);
 void register_linear(Registry& r);
@@ -109,6 +110,8 @@ inline void register_all(Registry& r) {
   register_linalg(r);
   r.set_family("linalg_decomp");
   register_linalg_decomp(r);
+  r.set_family("linalg_ldl");
+  register_linalg_ldl(r);
   r.set_family("linalg_lu");
   register_linalg_lu(r);
   r.set_family("linalg_solve");
