@@ -55,12 +55,15 @@ def flatten(value, numbers=False, none=False):
     numbers=True keeps Python numbers too (inputs of scripted forward(x, n: int));
     none=True keeps None (an optional output's place: see align_optional).
     A quantized tensor is three outputs, as torch.onnx exports it: its
-    integers, its scale (float32) and its zero point (of the integers' dtype)."""
+    integers, its scale (float32) and its zero point (of the integers' dtype);
+    a complex tensor is its real view [..., 2], as torch2onnx exports it."""
     if isinstance(value, torch.Tensor):
         if value.is_quantized:
             ints = value.int_repr()
             return [ints, torch.tensor(value.q_scale(), dtype=torch.float32),
                     torch.tensor(value.q_zero_point(), dtype=ints.dtype)]
+        if value.is_complex():  # exported as its real view [..., 2]
+            return [torch.view_as_real(value.resolve_conj())]
         return [value]
     if numbers and isinstance(value, (bool, int, float)):
         return [value]

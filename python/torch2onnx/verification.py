@@ -70,6 +70,8 @@ def run_onnx_runtime(model, inputs, bench=0):
 
 def _flatten(value, numbers, none=False):
     if isinstance(value, torch.Tensor):
+        if value.is_complex():  # the graph output is its real view [..., 2]
+            return [torch.view_as_real(value.resolve_conj())]
         return [value]
     if numbers and isinstance(value, (bool, int, float)):
         return [value]

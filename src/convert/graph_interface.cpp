@@ -1,5 +1,7 @@
 #include "convert/graph_interface.h"
 
+#include <iostream>
+
 namespace torch2onnx::convert {
 namespace {
 
@@ -86,11 +88,21 @@ void GraphInterface::add_outputs(ir::Graph* g, const std::vector<Output>& output
       v = id;
     }
     seen.insert(v);
+    int64_t rank = outputs[i].rank;
+    if (outputs[i].complex_dtype != ir::DType::Undefined) {
+      // ONNX has no complex arithmetic: the output is its real view [..., 2]
+      if (v->type().has_shape && rank >= 0 && v->type().rank() == rank) v->type().shape.push_back(ir::Dim::of(2));
+      if (rank >= 0) ++rank;
+      std::cerr << "torch2onnx: note: output " << i << " (" << name << ") is "
+                << ir::dtype_name(outputs[i].complex_dtype)
+                << ": ONNX has no complex arithmetic, so it is exported as its real view [..., 2] of (real, "
+                   "imaginary) pairs, what torch.view_as_real gives\n";
+    }
     // Graph outputs need a shape: at least the rank PyTorch produced
     // (inference fills in what it can).
-    if (!v->type().has_shape && outputs[i].rank >= 0) {
+    if (!v->type().has_shape && rank >= 0) {
       v->type().has_shape = true;
-      v->type().shape.assign(static_cast<size_t>(outputs[i].rank), ir::Dim{});
+      v->type().shape.assign(static_cast<size_t>(rank), ir::Dim{});
     }
     if (v->name() != name) {
       if (ir::Value* holder = g->names().taken(name) ? value_named(g, name) : nullptr;
@@ -110,7 +122,7 @@ void GraphInterface::add_outputs(ir::Graph* g, const std::vector<Output>& output
       g->rename(v, name);
     }
     if (has_dynamic_axes(name)) {
-      const int64_t rank = v->type().has_shape ? v->type().rank() : outputs[i].rank;
+      if (v->type().has_shape) rank = v->type().rank();
       if (rank < 0) throw Error(Error::Kind::Usage, "dynamic_axes: the rank of output '" + name + "' is unknown");
       apply_dynamic_axes(name, v->type(), rank);
     }

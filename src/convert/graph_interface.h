@@ -40,6 +40,10 @@ class GraphInterface {
   struct Output {
     ir::Value* value = nullptr;
     int64_t rank = -1;
+    // PyTorch's dtype when the output is complex: the value is then its (real,
+    // imag) pair tensor, and the graph output is that real view [..., 2]
+    // (what torch.view_as_real gives), with a note on stderr.
+    ir::DType complex_dtype = ir::DType::Undefined;
   };
   // Adds `outputs` to `g` in order, named by output_names (else "output" or
   // "output_<i>"), an Identity where a value is an input, an initializer or

@@ -111,6 +111,12 @@ CASES = optest.enable_pt2([
     # a computation in complex numbers from real in to real out
     Case("chain", lambda x, y: (torch.exp(z(x) * 0.3) / (z(y) + 2) * torch.conj(z(x))).abs() +
          torch.angle(z(y) - z(x)), (a, b)),
+    # complex outputs: exported as their real view [..., 2]
+    Case("complex_output", lambda x: z(x) * 2, (randn(3, 4, 2),)),
+    Case("complex_outputs_mixed", lambda x, y: (z(x) * z(y), z(x).abs(), torch.conj(z(y))), (a, b)),
+    Case("complex_output_double", lambda x: torch.polar(x.abs() + 1, x), (randn(5, dtype=torch.float64),)),
+    # a Python complex number in the model (a constant of the program)
+    Case("complex_scalar", lambda x: var(x * 1j + x * (0.5 - 2j)), (randn(2, 3),)),
     # what is refused
     Case("unsupported_op", lambda x: var(torch.sin(z(x))), (a,), opsets=(),
          error_below={17: "aten::sin on complex tensors is not supported"}, pt2=False),

@@ -1,5 +1,8 @@
 #include "convert/pt2/converter.h"
 
+#include <cstring>
+#include <memory>
+
 #include <ATen/core/dispatch/Dispatcher.h>
 
 namespace torch2onnx::convert::pt2 {
@@ -114,6 +117,17 @@ Arg ProgramConverter::make_arg(const NamedArgument& na, const Node& n) {
     a.constant = true;
     a.f = x.floats.at(0);
     a.dtype = ir::DType::Double;
+    a.has_sizes = true;
+  } else if (k == "as_complex") {
+    // a Python complex number: a 0-d complex128 constant, as TorchScript has it
+    // (the complex symbolics take it as a (real, imag) pair)
+    a.kind = Arg::Kind::Tensor;
+    a.constant = true;
+    const double parts[2] = {x.floats.at(0), x.floats.at(1)};
+    std::vector<uint8_t> bytes(sizeof parts);
+    std::memcpy(bytes.data(), parts, sizeof parts);
+    a.tensor = std::make_shared<const ir::Tensor>(ir::Tensor::owned(ir::DType::Complex128, {}, std::move(bytes)));
+    a.dtype = ir::DType::Complex128;
     a.has_sizes = true;
   } else if (k == "as_ints" || k == "as_bools") {
     a.kind = Arg::Kind::List;

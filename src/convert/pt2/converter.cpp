@@ -232,13 +232,16 @@ void ProgramConverter::make_outputs() {
     if (!v)
       fail(nullptr, "output '" + s.arg + "' is not computed" +
                         (scope_->unset.count(s.arg) ? " (its symbolic left it out)" : ""));
+    ir::DType complex_dtype = ir::DType::Undefined;
     if (auto m = p_.graph.tensor_values.find(s.arg); m != p_.graph.tensor_values.end()) {
       if (!v->producer()) v = graph_->create_node("Identity", {v}, 1)->output(0);  // (an input keeps its type)
       ir::ValueType t = type_of(m->second, "");
       t.dtype = v->dtype() == ir::DType::Undefined ? m->second.dtype : v->dtype();
       v->set_type(t);
+      if (m->second.dtype == ir::DType::Complex64 || m->second.dtype == ir::DType::Complex128)
+        complex_dtype = m->second.dtype;
     }
-    outputs.push_back({v, v->type().has_shape ? v->type().rank() : -1});
+    outputs.push_back({v, v->type().has_shape ? v->type().rank() : -1, complex_dtype});
   }
   interface_.add_outputs(graph_, outputs);
 }

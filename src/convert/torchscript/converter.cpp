@@ -285,13 +285,16 @@ void Converter::make_outputs() {
   std::vector<GraphInterface::Output> outputs;
   for (size_t i = 0; i < flat.size(); ++i) {
     int64_t rank = -1;  // the rank PyTorch produced, where the example showed it
+    ir::DType complex_dtype = ir::DType::Undefined;
     if (const ExampleInfo* info = flat_info[i]) {
       if (info->kind == ExampleInfo::Kind::Tensor) rank = static_cast<int64_t>(info->sizes.size());
+      if (info->kind == ExampleInfo::Kind::Tensor && c10::isComplexType(info->dtype))
+        complex_dtype = info->dtype == at::kComplexDouble ? ir::DType::Complex128 : ir::DType::Complex64;
       if (info->kind == ExampleInfo::Kind::Int || info->kind == ExampleInfo::Kind::Float ||
           info->kind == ExampleInfo::Kind::Bool)
         rank = 0;  // numbers are 0-d
     }
-    outputs.push_back({flat[i], rank});
+    outputs.push_back({flat[i], rank, complex_dtype});
   }
   interface_.add_outputs(graph_, outputs);
 }

@@ -171,11 +171,14 @@ struct Reader {
       }
     } else if (k == "as_device") {
       a.strings.push_back(string(at(*v, "type"), "as_device.type"));
+    } else if (k == "as_complex") {  // {real, imag}
+      a.floats.push_back(number(at(*v, "real"), "as_complex.real"));
+      a.floats.push_back(number(at(*v, "imag"), "as_complex.imag"));
     } else if (k == "as_graph") {
       if (depth >= kMaxGraphDepth) fail(what, "higher-order operators nest deeper than " + std::to_string(kMaxGraphDepth));
       a.graph = std::make_shared<Graph>(graph(at(*v, "graph"), depth + 1));
     }
-    // (other tags, e.g. as_complex, keep only their kind: the converter names them when it meets one)
+    // (other tags keep only their kind: the converter names them when it meets one)
     return a;
   }
 
