@@ -117,11 +117,13 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   torch_side::fold_export_facts(tg, ctx);
   auto simplify = [&] {
     const bool simplified = torch_side::simplify_scripted(tg, ctx);
-    return torch_side::fold_dicts(tg, ctx) || simplified;
+    const bool objects = torch_side::scalarize_objects(tg, ctx, /*strict=*/false);
+    return torch_side::fold_dicts(tg, ctx) || simplified || objects;
   };
   // (a folded dict read can decide a branch, whose folding exposes more dict reads)
   for (int round = 0; round < kMaxFoldRounds && simplify(); ++round) {
   }
+  torch_side::scalarize_objects(tg, ctx, /*strict=*/true);
   torch_side::lower_if_tuples(tg, ctx);
   torch_side::cleanup(tg, ctx);
   timer.done("torch passes");

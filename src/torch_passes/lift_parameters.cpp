@@ -6,6 +6,7 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -47,6 +48,7 @@ struct Lifter {
   const std::vector<std::pair<std::string, at::Tensor>>& order;  // the state_dict
   std::unordered_map<const c10::TensorImpl*, std::string> state_dict_names;  // of `order`, filled on first use
   std::unordered_map<std::string, Value*> assigned;  // attribute path -> value set in forward()
+  std::unordered_map<std::string, std::pair<Module, std::string>> assigned_attrs;  // path -> (module, attribute)
 
   Value* param_input(const std::string& name, const at::Tensor& t) {
     if (auto it = by_name.find(name); it != by_name.end()) return it->second;
@@ -80,19 +82,88 @@ struct Lifter {
 
   // `self.<attr> = value` in forward(): later reads in this call read
   // `value` (as PyTorch computes it; the module's state is not part of an
-  // ONNX graph). Only in forward()'s own block: an assignment that a branch
-  // or a loop makes would need the value carried out of it.
+  // ONNX graph). In a branch, the If gets an output carrying the attribute's
+  // value out (run_if); a loop assigning is refused. Assignments to
+  // attributes of other objects are left to scalarize_objects.
   void assign(Node* n) {
     auto owner = modules.find(n->input(0));
+    if (owner == modules.end()) return;
     const std::string attr = n->s(c10::attr::name);
-    if (owner == modules.end())
-      throw Error(Error::Kind::Conversion, "the model assigns to attribute '" + attr +
-                                               "' of an object that is not a module, which cannot be exported");
-    if (n->owningBlock() != tg.graph->block())
-      throw Error(Error::Kind::Conversion, "the model assigns to module attribute '" + attr +
-                                               "' inside a branch or a loop of forward(), which cannot be exported");
-    assigned[attr_path(owner->second.second, attr)] = n->input(1);
+    const std::string path = attr_path(owner->second.second, attr);
+    assigned[path] = n->input(1);
+    assigned_attrs.emplace(path, std::make_pair(owner->second.first, attr));
     n->destroy();
+  }
+
+  // The value module attribute `path` had before forward() assigned it, as a
+  // value defined before node `at`.
+  Value* original_value(Node* at, const std::string& path) {
+    const auto& [m, attr] = assigned_attrs.at(path);
+    c10::IValue v = m.attr(attr);
+    if (v.isTensor()) return param_input(path, v.toTensor());
+    torch::jit::WithInsertPoint guard(at);
+    auto c = v.isModule() ? std::nullopt : torch::jit::tryInsertConstant(*tg.graph, v);
+    if (!c)
+      throw Error(Error::Kind::Conversion, "module attribute '" + path + "' of type " + v.type()->repr_str() +
+                                               " is assigned in a branch of forward(), which cannot be exported");
+    return *c;
+  }
+
+  // An If whose branches assign module attributes: each such attribute
+  // becomes an output of the If (the branch's value, or the one before).
+  void run_if(Node* n) {
+    const auto before = assigned;
+    std::vector<std::unordered_map<std::string, Value*>> after;
+    for (torch::jit::Block* b : n->blocks()) {
+      assigned = before;
+      run_block(b);
+      after.push_back(assigned);
+    }
+    assigned = before;
+    std::vector<std::string> paths;
+    for (const auto& branch : after)
+      for (const auto& [path, v] : branch) {
+        auto prev = before.find(path);
+        if ((prev == before.end() || prev->second != v) &&
+            std::find(paths.begin(), paths.end(), path) == paths.end())
+          paths.push_back(path);
+      }
+    for (const std::string& path : paths) {
+      auto prev = before.find(path);
+      Value* old = prev != before.end() ? prev->second : original_value(n, path);
+      c10::TypePtr type;
+      for (size_t i = 0; i < after.size(); ++i) {
+        auto it = after[i].find(path);
+        Value* v = it != after[i].end() ? it->second : old;
+        n->blocks()[i]->registerOutput(v);
+        type = type ? merge_types(type, v->type(), path) : v->type();
+      }
+      Value* out = n->addOutput();
+      out->setType(type);
+      assigned[path] = out;
+    }
+  }
+
+  static c10::TypePtr merge_types(const c10::TypePtr& a, const c10::TypePtr& b, const std::string& path) {
+    if (a == b || *a == *b) return a;
+    if (a->kind() == c10::TypeKind::NoneType) return b->kind() == c10::TypeKind::OptionalType ? b : c10::OptionalType::create(b);
+    if (b->kind() == c10::TypeKind::NoneType) return a->kind() == c10::TypeKind::OptionalType ? a : c10::OptionalType::create(a);
+    if (auto u = c10::unifyTypes(a, b)) return *u;
+    throw Error(Error::Kind::Conversion, "module attribute '" + path + "' is assigned values of types " +
+                                             a->repr_str() + " and " + b->repr_str() +
+                                             " in the branches of forward(), which cannot be exported");
+  }
+
+  // A loop may not assign module attributes (the value would need carrying).
+  void run_loop(Node* n) {
+    const auto before = assigned;
+    for (torch::jit::Block* b : n->blocks()) run_block(b);
+    for (const auto& [path, v] : assigned) {
+      auto prev = before.find(path);
+      if (prev == before.end() || prev->second != v)
+        throw Error(Error::Kind::Conversion, "the model assigns to module attribute '" + path +
+                                                 "' inside a loop of forward(), which cannot be exported");
+    }
   }
 
   // "layer1.0.conv" + "weight" -> "layer1.0.conv.weight" (the root module's prefix is empty).
@@ -104,7 +175,9 @@ struct Lifter {
     for (auto it = block->nodes().begin(); it != block->nodes().end();) {
       Node* n = *it;
       ++it;
-      for (torch::jit::Block* b : n->blocks()) run_block(b);
+      if (n->kind() == c10::prim::If) run_if(n);
+      else if (n->kind() == c10::prim::Loop) run_loop(n);
+      else for (torch::jit::Block* b : n->blocks()) run_block(b);
       if (n->kind() == c10::prim::SetAttr) {
         assign(n);
         continue;
@@ -125,6 +198,10 @@ struct Lifter {
       if (v.isModule()) {
         modules.emplace(out, std::make_pair(v.toModule(), path));
         continue;  // removed once its reads are resolved
+      }
+      if (v.isObject() && !is_torchbind_object(v)) {  // a TorchScript class instance (BoxCoder): read like a module
+        modules.emplace(out, std::make_pair(Module(v.toObject()), path));
+        continue;
       }
       Value* repl = nullptr;
       if (v.isTensor()) {
@@ -171,7 +248,7 @@ void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchCont
   // Parameters in state_dict order; others (non-persistent buffers) after, in use order.
   std::vector<std::pair<std::string, at::Tensor>> order;
   state_dict_order(module, "", order);
-  Lifter lifter{tg, {}, {}, {}, {}, order, {}, {}};
+  Lifter lifter{tg, {}, {}, {}, {}, order, {}, {}, {}};
   Value* self = graph.inputs().at(0);
   lifter.modules.emplace(self, std::make_pair(module, std::string()));
   lifter.run_block(graph.block());

@@ -15,6 +15,11 @@ TorchGraph inline_forward(torch::jit::Module& module, const std::vector<c10::IVa
 // Traced torch.autograd.Functions (prim::PythonOp) become the ops they ran,
 // unless ctx.keep_python_op keeps them for their `symbolic`.
 void inline_autograd_functions(TorchGraph& tg, const TorchContext& ctx);
+// Objects of TorchScript classes created in forward() (torchvision's
+// ImageList): attribute reads become the values last assigned. An object
+// that escapes is refused when `strict`, else left for a later round (after
+// branches fold). Returns whether the graph changed.
+bool scalarize_objects(TorchGraph& tg, const TorchContext& ctx, bool strict);
 // self.<path> reads -> parameter inputs (state_dict order) and constants.
 void lift_parameters(TorchGraph& tg, torch::jit::Module& module, const TorchContext& ctx);
 // quantized:: kernels (packed weights, quantized tensors) -> dequantize, the

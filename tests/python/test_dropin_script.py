@@ -64,9 +64,32 @@ def test_attribute_assigned_in_a_submodule(script):
     check(AssignInChild(), (x23,), script=script, input_names=["x"])
 
 
-def test_attribute_assigned_in_a_branch_is_refused_by_name():
-    with pytest.raises(torch2onnx.errors.OnnxExporterError, match="'state' inside a branch or a loop"):
-        torch2onnx.export(torch.jit.script(AssignInBranch()), (x23,), io.BytesIO())
+class AssignInLoop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("state", torch.zeros(2, 3))
+
+    def forward(self, x, n: int):
+        for _ in range(n):
+            self.state = self.state + x
+        return self.state
+
+
+def test_attribute_assigned_in_a_branch():
+    """The If carries the attribute's value out; the model computes from the
+    module's state at export time (PyTorch's changes with each call: every
+    input is compared with a fresh module)."""
+    buf = io.BytesIO()
+    torch2onnx.export(torch.jit.script(AssignInBranch()), (x23,), buf, input_names=["x"])
+    session = onnxruntime.InferenceSession(buf.getvalue())
+    for x in (x23.abs() + 1, -x23.abs() - 1):
+        (ort,) = session.run(None, {"x": x.numpy()})
+        torch.testing.assert_close(torch.from_numpy(ort), AssignInBranch()(x))
+
+
+def test_attribute_assigned_in_a_loop_is_refused_by_name():
+    with pytest.raises(torch2onnx.errors.OnnxExporterError, match="'state' inside a loop"):
+        torch2onnx.export(torch.jit.script(AssignInLoop()), (x23, 2), io.BytesIO())
 
 
 class LSTMModel(nn.Module):
