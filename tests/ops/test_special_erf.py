@@ -12,38 +12,11 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import optest  # noqa: E402
 from optest import Case  # noqa: E402
+from special_inputs import lin, logs, seq, t  # noqa: E402,F401
 
 torch.manual_seed(0)
 inf, nan = float("inf"), float("nan")
 S = torch.special
-
-
-class Nested(torch.nn.Module):
-    """fn in a submodule: a traced top-level lambda records torch.special
-    aliases under their canonical names, a submodule keeps them."""
-
-    def __init__(self, fn):
-        super().__init__()
-        self.inner = optest.Lambda(fn)
-
-    def forward(self, *args):
-        return self.inner(*args)
-
-
-def seq(fn):
-    return Nested(fn)
-
-
-def t(*v, dtype=torch.float32):
-    return torch.tensor(v, dtype=dtype)
-
-
-def lin(a, b, n=41, dtype=torch.float32):
-    return torch.linspace(a, b, n, dtype=dtype)
-
-
-def logs(a, b, n=41, dtype=torch.float32):  # 10^a .. 10^b
-    return torch.logspace(a, b, n, dtype=dtype)
 
 
 CASES = optest.enable_pt2([
