@@ -3,7 +3,8 @@
 // (torchvision's IntermediateLayerGetter, its segmentation models). ONNX has
 // no dicts: each read becomes the value last stored under its key, `k in d`
 // and len(d) become constants, and any other use (a return, a container)
-// gets a fresh prim::DictConstruct of the entries at that point. Dicts with
+// gets a fresh prim::DictConstruct of the entries at that point; d.update(e)
+// of a dict e of known entries stores them. Dicts with
 // keys computed at run time, or stored into in nested blocks, stay as they are.
 // (`dict()` and `OrderedDict()` script to aten::dict, an empty one.)
 #include <torch/csrc/jit/ir/constants.h>
@@ -44,12 +45,29 @@ bool is_dict_op(const Node* m, c10::Symbol kind) {
 // Reads may sit in nested blocks (`if "aux" in feats: y = feats["aux"]`):
 // they see the entries as of the node of `b` that holds them, as long as
 // every store is in `b` itself.
-enum class UseKind { Store, Read, Contains, Length, Other };
+enum class UseKind { Store, Update, Read, Contains, Length, Other };
+
+// The entries of a dict value built by DictConstruct with constant keys (or
+// an empty dict()), or nullopt.
+std::optional<std::vector<std::pair<c10::IValue, Value*>>> known_entries(Value* d) {
+  Node* m = d->node();
+  if (m->kind() == c10::aten::dict && m->inputs().empty()) return std::vector<std::pair<c10::IValue, Value*>>{};
+  if (m->kind() != c10::prim::DictConstruct) return std::nullopt;
+  std::vector<std::pair<c10::IValue, Value*>> items;
+  for (size_t i = 0; i + 1 < m->inputs().size(); i += 2) {
+    auto key = torch::jit::toIValue(m->input(i));
+    if (!key) return std::nullopt;
+    items.emplace_back(*key, m->input(i + 1));
+  }
+  return items;
+}
 std::optional<UseKind> classify(const torch::jit::Use& u, bool nested) {
   const Node* m = u.user;
   const bool key_known = m->inputs().size() >= 2 && torch::jit::toIValue(m->input(1)).has_value();
   std::optional<UseKind> kind;
   if (u.offset == 0 && is_dict_op(m, c10::aten::_set_item)) kind = key_known ? std::optional(UseKind::Store) : std::nullopt;
+  else if (u.offset == 0 && is_dict_op(m, c10::Symbol::aten("update")))  // d.update(other): stores of other's entries
+    kind = known_entries(m->input(1)) ? std::optional(UseKind::Update) : std::nullopt;
   else if (u.offset == 0 && is_dict_op(m, c10::aten::__getitem__)) kind = key_known ? std::optional(UseKind::Read) : std::nullopt;
   else if (u.offset == 0 && is_dict_op(m, c10::aten::__contains__))
     kind = key_known ? std::optional(UseKind::Contains) : std::nullopt;
@@ -63,7 +81,8 @@ std::optional<UseKind> classify(const torch::jit::Use& u, bool nested) {
     }
     kind = UseKind::Other;
   }
-  if (nested && kind && (*kind == UseKind::Store || *kind == UseKind::Other)) return std::nullopt;
+  if (nested && kind && (*kind == UseKind::Store || *kind == UseKind::Update || *kind == UseKind::Other))
+    return std::nullopt;
   return kind;
 }
 
@@ -97,7 +116,7 @@ bool fold_dict(Node* construct, Graph& g) {
     auto kind = classify(u, anchor != u.user);
     if (!kind) return false;
     uses.push_back({u.user, anchor, *kind});
-    if (*kind == UseKind::Store && (!last_store || u.user->isAfter(last_store))) last_store = u.user;
+    if ((*kind == UseKind::Store || *kind == UseKind::Update) && (!last_store || u.user->isAfter(last_store))) last_store = u.user;
   }
   std::stable_sort(uses.begin(), uses.end(),
                    [](const DictUse& a, const DictUse& c) { return c.anchor->isAfter(a.anchor); });
@@ -107,6 +126,10 @@ bool fold_dict(Node* construct, Graph& g) {
     Entries keys = entries;
     for (const DictUse& u : uses) {
       if (u.kind == UseKind::Store) keys.set(*torch::jit::toIValue(u.user->input(1)), nullptr);
+      if (u.kind == UseKind::Update) {
+        const auto added = known_entries(u.user->input(1));
+        for (const auto& [k, v] : *added) keys.set(k, nullptr);
+      }
       if (u.kind == UseKind::Read && !keys.find(*torch::jit::toIValue(u.user->input(1)))) return false;
     }
   }
@@ -118,6 +141,12 @@ bool fold_dict(Node* construct, Graph& g) {
         entries.set(*torch::jit::toIValue(m->input(1)), m->input(2));
         dead.push_back(m);
         break;
+      case UseKind::Update: {
+        const auto added = known_entries(m->input(1));
+        for (const auto& [k, v] : *added) entries.set(k, v);
+        dead.push_back(m);
+        break;
+      }
       case UseKind::Read:
         m->output()->replaceAllUsesWith(*entries.find(*torch::jit::toIValue(m->input(1))));
         dead.push_back(m);

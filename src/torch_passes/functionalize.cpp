@@ -109,7 +109,9 @@ class Functionalizer {
       const int k = mutated_argument(n);
       if (k < 0) continue;
       Value* target = n->input(static_cast<size_t>(k));
-      if (Value* rest = pop_as_slices(n)) {  // list.pop(i): l[i], and l[:i] + l[i+1:] from then on
+      Value* rest = pop_as_slices(n);  // list.pop(i): l[i], and l[:i] + l[i+1:] from then on
+      if (!rest) rest = insert_as_slices(n);  // list.insert(i, v): l[:i] + [v] + l[i:]
+      if (rest) {
         replace_after_in_block(target, rest, n, b);
         note(escaping, latest, target, rest, b);
         n->destroy();
@@ -119,7 +121,12 @@ class Functionalizer {
       if (n->outputs().size() != 1 || n->output()->type()->kind() != target->type()->kind()) {
         bool read_later = false;
         for (const auto& u : target->uses()) read_later = read_later || u.user->isAfter(n);
-        if (read_later || !defined_in(target, b)) unsupported(n);
+        // (a store into a dict with constant keys is fold_dicts' work, once
+        // branches and loops over static lists have folded)
+        const bool dict_store = target->type()->kind() == c10::TypeKind::DictType &&
+                                ((n->kind() == c10::aten::_set_item && torch::jit::toIValue(n->input(1))) ||
+                                 n->kind() == c10::Symbol::aten("update"));
+        if ((read_later || !defined_in(target, b)) && !dict_store) unsupported(n);
         continue;  // nothing reads the mutated value afterwards
       }
       Value* result = n->output();
@@ -160,6 +167,25 @@ class Functionalizer {
     Value* head = graph_.insert(c10::aten::slice, {l, none, n->input(1), one});
     Value* tail = graph_.insert(c10::aten::slice, {l, graph_.insertConstant(*idx + 1), none, one});
     return graph_.insert(c10::aten::add, {head, tail});
+  }
+
+  // `l.insert(i, v)` with a constant i: l[:i] + [v] + l[i:] (Python's
+  // clamping of i is the slices'). Returns that list, or null for other nodes.
+  Value* insert_as_slices(Node* n) {
+    if (n->kind() != c10::aten::insert || n->inputs().size() != 3 ||
+        n->input(0)->type()->kind() != c10::TypeKind::ListType)
+      return nullptr;
+    auto idx = torch::jit::constant_as<int64_t>(n->input(1));
+    if (!idx) return nullptr;
+    torch::jit::WithInsertPoint guard(n);
+    Value* l = n->input(0);
+    Value* none = graph_.insertConstant(c10::IValue());
+    Value* one = graph_.insertConstant(int64_t{1});
+    auto elem = l->type()->expectRef<c10::ListType>().getElementType();
+    Value* item = graph_.insertNode(graph_.createList(elem, {n->input(2)}))->output();
+    Value* head = graph_.insert(c10::aten::slice, {l, none, n->input(1), one});
+    Value* tail = graph_.insert(c10::aten::slice, {l, n->input(1), none, one});
+    return graph_.insert(c10::aten::add, {graph_.insert(c10::aten::add, {head, item}), tail});
   }
 
   [[noreturn]] void unsupported(const Node* n) {

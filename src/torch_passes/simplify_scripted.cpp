@@ -78,6 +78,38 @@ void fold_constant_appends(torch::jit::Block* b, torch::jit::Graph& g) {
   }
 }
 
+// len(l) where l is a ListConstruct followed by appends in one block
+// (`images = [img for img in images]` once unrolled) and nothing writes into
+// the list before the len: a constant, so that `for i in range(len(l))`
+// unrolls too.
+void fold_list_lengths(torch::jit::Block* b, torch::jit::Graph& g) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    torch::jit::Node* n = *it;
+    ++it;
+    for (torch::jit::Block* sub : n->blocks()) fold_list_lengths(sub, g);
+    if (n->kind() != c10::aten::len || n->inputs().size() != 1 ||
+        n->input()->type()->kind() != c10::TypeKind::ListType)
+      continue;
+    torch::jit::Value* list = n->input();
+    bool known = true;
+    for (const torch::jit::Use& u : list->uses())
+      known = known && (u.user == n || !writes(u) || u.user->isAfter(n));
+    int64_t appended = 0;
+    torch::jit::Value* v = list;
+    while (known && v->node()->kind() == c10::aten::append && v->node()->owningBlock() == n->owningBlock()) {
+      ++appended;
+      v = v->node()->input(0);
+      known = v->uses().size() == 1;  // (the append: the same list object, touched by nothing else)
+    }
+    if (!known || v->node()->kind() != c10::prim::ListConstruct || v->node()->owningBlock() != n->owningBlock())
+      continue;
+    torch::jit::WithInsertPoint at(n);
+    n->output()->replaceAllUsesWith(
+        g.insertConstant(static_cast<int64_t>(v->node()->inputs().size()) + appended));
+    n->destroy();
+  }
+}
+
 // `if x is not None: y = x ...` where x is None by now (a module attribute,
 // an argument): the cast of None to its non-optional type only sits in a
 // branch that never runs. Its result becomes prim::Uninitialized, which is
@@ -172,6 +204,7 @@ bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   if (!has_control_flow(tg.graph->block())) return false;  // traced graphs: nothing to do
   const size_t before = count_nodes(tg.graph->block());
   fold_constant_appends(tg.graph->block(), *tg.graph);
+  fold_list_lengths(tg.graph->block(), *tg.graph);
   mark_unreachable_casts(tg.graph->block(), *tg.graph);
   fold_isinstance(tg.graph->block(), *tg.graph);
   eliminate_exceptions(*tg.graph);

@@ -342,6 +342,46 @@ class OptionalInLoop(torch.nn.Module):
         return y
 
 
+class InsertInLoop(torch.nn.Module):
+    """`results.insert(0, ...)` in a loop over a static list (torchvision's
+    FeaturePyramidNetwork): l[:i] + [v] + l[i:]."""
+
+    def forward(self, x):
+        parts = [x, x * 2, x * 3]
+        results = [parts[-1]]
+        for idx in range(len(parts) - 2, -1, -1):
+            results.insert(0, parts[idx] + results[0])
+        results.insert(-1, x - 1)
+        results.insert(10, x + 5)
+        return results[0], results[1], results[2], results[3], results[4]
+
+
+class DictUpdate(torch.nn.Module):
+    """`losses = {}; losses.update(a); losses.update(b)` (torchvision's
+    detection models) with dicts of known keys."""
+
+    def forward(self, x):
+        losses: Dict[str, torch.Tensor] = {}
+        a = {"cls": x.sum(), "box": x.mean()}
+        b = {"box": x.max(), "rpn": x.min()}
+        losses.update(a)
+        losses.update(b)
+        return losses["cls"] + losses["box"] * losses["rpn"], len(losses)
+
+
+class LengthOfBuiltList(torch.nn.Module):
+    """`images = [img for img in images]; for i in range(len(images)):
+    images[i] = ...` (torchvision's GeneralizedRCNNTransform): the length of
+    the built list is a constant, so the loop unrolls."""
+
+    def forward(self, xs: List[torch.Tensor]):
+        images = [img for img in xs]
+        images.append(xs[0] * 2)
+        for i in range(len(images)):
+            images[i] = images[i] + i
+        return torch.stack(images)
+
+
 x = torch.randn(3, 4)
 pos, neg = x.abs() + 0.1, -x.abs() - 0.1
 five = torch.tensor(5)
@@ -392,6 +432,9 @@ CASES = [
          more_args=[(torch.randn(1, 2),), (torch.randn(0, 2),), (torch.randn(5, 2),)]),
     Case("list_pop", ListPop(), (x,), script=True, opsets=(9, 13, 17)),
     Case("loop_model_traced", LoopModel(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=(9, 13, 17)),
+    Case("insert_in_loop", InsertInLoop(), (x,), script=True, opsets=(9, 13, 17)),
+    Case("dict_update", DictUpdate(), (x,), script=True, opsets=(9, 13, 17)),
+    Case("length_of_built_list", LengthOfBuiltList(), ([x, -x],), script=True, opsets=(9, 13, 17)),
     Case("loop_model2", LoopModel2(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=OPSETS,
          more_args=[(torch.ones(2, 3, dtype=torch.long), torch.tensor(9))]),
 ]

@@ -48,6 +48,8 @@ def test_every_registered_operator_has_a_test():
     known = {op for op in registered() if not op.startswith("aten::") or torch._C._jit_get_schemas_for_operator(op)}
     if not optest.pt2_available():  # (recorded by torch.export only: their cases need it)
         covered |= {"aten::max_unpool2d", "aten::max_unpool3d", "aten::orgqr"}
+    if optest.TORCH_VERSION < (2, 0):  # (its cases are 2.x only: 1.13's lstsq differs from run to run)
+        covered |= {"aten::linalg_lstsq"}
     missing = sorted(op for op in known if op not in covered)
     assert not missing, f"{len(missing)} registered operators have no test case: {missing}"
 
