@@ -4,7 +4,8 @@
 // no dicts: each read becomes the value last stored under its key, `k in d`
 // and len(d) become constants, and any other use (a return, a container)
 // gets a fresh prim::DictConstruct of the entries at that point; d.update(e)
-// of a dict e of known entries stores them. Dicts with
+// of a dict e of known entries stores them; keys(), values() and items() are
+// lists of the entries at that point. Dicts with
 // keys computed at run time, or stored into in nested blocks, stay as they are.
 // (`dict()` and `OrderedDict()` script to aten::dict, an empty one.)
 #include <torch/csrc/jit/ir/constants.h>
@@ -45,7 +46,7 @@ bool is_dict_op(const Node* m, c10::Symbol kind) {
 // Reads may sit in nested blocks (`if "aux" in feats: y = feats["aux"]`):
 // they see the entries as of the node of `b` that holds them, as long as
 // every store is in `b` itself.
-enum class UseKind { Store, Update, Read, Contains, Length, Other };
+enum class UseKind { Store, Update, Read, Contains, Length, Keys, Values, Items, Other };
 
 // The entries of a dict value built by DictConstruct with constant keys (or
 // an empty dict()), or nullopt.
@@ -72,6 +73,9 @@ std::optional<UseKind> classify(const torch::jit::Use& u, bool nested) {
   else if (u.offset == 0 && is_dict_op(m, c10::aten::__contains__))
     kind = key_known ? std::optional(UseKind::Contains) : std::nullopt;
   else if (u.offset == 0 && is_dict_op(m, c10::aten::len)) kind = UseKind::Length;
+  else if (u.offset == 0 && is_dict_op(m, c10::aten::keys)) kind = UseKind::Keys;
+  else if (u.offset == 0 && is_dict_op(m, c10::aten::values)) kind = UseKind::Values;
+  else if (u.offset == 0 && is_dict_op(m, c10::Symbol::aten("items"))) kind = UseKind::Items;
   else {
     // Anything else may keep or change the dict: only after the last store.
     const c10::FunctionSchema* schema = m->maybeSchema();
@@ -158,6 +162,27 @@ bool fold_dict(Node* construct, Graph& g) {
                        ? g.insertConstant(entries.find(*torch::jit::toIValue(m->input(1))) != nullptr)
                        : g.insertConstant(static_cast<int64_t>(entries.items.size()));
         m->output()->replaceAllUsesWith(c);
+        dead.push_back(m);
+        break;
+      }
+      case UseKind::Keys:
+      case UseKind::Values:
+      case UseKind::Items: {  // lists of the entries at this point
+        torch::jit::WithInsertPoint guard(m);
+        const auto& dict_type = dict->type()->expectRef<c10::DictType>();
+        std::vector<Value*> elems;
+        for (const auto& [k, v] : entries.items) {
+          Value* key = kind == UseKind::Values ? nullptr : g.insertConstant(k);
+          if (kind == UseKind::Items)
+            elems.push_back(g.insertNode(g.createTuple({key, v}))->output());
+          else
+            elems.push_back(key ? key : v);
+        }
+        const c10::TypePtr elem = kind == UseKind::Keys     ? dict_type.getKeyType()
+                                  : kind == UseKind::Values ? dict_type.getValueType()
+                                                            : c10::TupleType::create({dict_type.getKeyType(),
+                                                                                      dict_type.getValueType()});
+        m->output()->replaceAllUsesWith(g.insertNode(g.createList(elem, elems))->output());
         dead.push_back(m);
         break;
       }

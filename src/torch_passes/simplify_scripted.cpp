@@ -78,34 +78,46 @@ void fold_constant_appends(torch::jit::Block* b, torch::jit::Graph& g) {
   }
 }
 
-// len(l) where l is a ListConstruct followed by appends in one block
-// (`images = [img for img in images]` once unrolled) and nothing writes into
-// the list before the len: a constant, so that `for i in range(len(l))`
-// unrolls too.
-void fold_list_lengths(torch::jit::Block* b, torch::jit::Graph& g) {
+// len(l) and l[i] (a constant i) where l is a ListConstruct followed by
+// appends in one block (`images = [img for img in images]` once unrolled,
+// the items() of a folded dict) and nothing writes into the list before the
+// read: the length is a constant (so `for i in range(len(l))` unrolls too),
+// the element the value stored.
+void fold_list_reads(torch::jit::Block* b, torch::jit::Graph& g) {
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     torch::jit::Node* n = *it;
     ++it;
-    for (torch::jit::Block* sub : n->blocks()) fold_list_lengths(sub, g);
-    if (n->kind() != c10::aten::len || n->inputs().size() != 1 ||
-        n->input()->type()->kind() != c10::TypeKind::ListType)
-      continue;
-    torch::jit::Value* list = n->input();
+    for (torch::jit::Block* sub : n->blocks()) fold_list_reads(sub, g);
+    const bool len = n->kind() == c10::aten::len && n->inputs().size() == 1;
+    const bool get = n->kind() == c10::aten::__getitem__ && n->inputs().size() == 2;
+    if ((!len && !get) || n->input(0)->type()->kind() != c10::TypeKind::ListType) continue;
+    torch::jit::Value* list = n->input(0);
     bool known = true;
     for (const torch::jit::Use& u : list->uses())
       known = known && (u.user == n || !writes(u) || u.user->isAfter(n));
-    int64_t appended = 0;
+    std::vector<torch::jit::Value*> appended;  // (last first)
     torch::jit::Value* v = list;
     while (known && v->node()->kind() == c10::aten::append && v->node()->owningBlock() == n->owningBlock()) {
-      ++appended;
+      appended.push_back(v->node()->input(1));
       v = v->node()->input(0);
       known = v->uses().size() == 1;  // (the append: the same list object, touched by nothing else)
     }
     if (!known || v->node()->kind() != c10::prim::ListConstruct || v->node()->owningBlock() != n->owningBlock())
       continue;
-    torch::jit::WithInsertPoint at(n);
-    n->output()->replaceAllUsesWith(
-        g.insertConstant(static_cast<int64_t>(v->node()->inputs().size()) + appended));
+    std::vector<torch::jit::Value*> elems(v->node()->inputs().begin(), v->node()->inputs().end());
+    elems.insert(elems.end(), appended.rbegin(), appended.rend());
+    torch::jit::Value* result = nullptr;
+    if (len) {
+      torch::jit::WithInsertPoint at(n);
+      result = g.insertConstant(static_cast<int64_t>(elems.size()));
+    } else if (auto i = torch::jit::constant_as<int64_t>(n->input(1))) {
+      const int64_t k = *i < 0 ? *i + static_cast<int64_t>(elems.size()) : *i;
+      if (k < 0 || k >= static_cast<int64_t>(elems.size())) continue;  // (an IndexError: left to LibTorch)
+      result = elems[static_cast<size_t>(k)];
+      if (*result->type() != *n->output()->type()) continue;
+    }
+    if (!result) continue;
+    n->output()->replaceAllUsesWith(result);
     n->destroy();
   }
 }
@@ -204,7 +216,7 @@ bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   if (!has_control_flow(tg.graph->block())) return false;  // traced graphs: nothing to do
   const size_t before = count_nodes(tg.graph->block());
   fold_constant_appends(tg.graph->block(), *tg.graph);
-  fold_list_lengths(tg.graph->block(), *tg.graph);
+  fold_list_reads(tg.graph->block(), *tg.graph);
   mark_unreachable_casts(tg.graph->block(), *tg.graph);
   fold_isinstance(tg.graph->block(), *tg.graph);
   eliminate_exceptions(*tg.graph);

@@ -369,6 +369,23 @@ class DictUpdate(torch.nn.Module):
         return losses["cls"] + losses["box"] * losses["rpn"], len(losses)
 
 
+class DictViews(torch.nn.Module):
+    """keys(), values() and items() of a dict with known keys (torchvision's
+    FeaturePyramidNetwork and MultiScaleRoIAlign read their feature dicts so)."""
+
+    def forward(self, x):
+        d: Dict[str, torch.Tensor] = OrderedDict()
+        d["a"] = x
+        d["b"] = x * 2
+        names = list(d.keys())
+        vals = list(d.values())
+        total = x * 0
+        for k, v in d.items():
+            if k in ["b", "c"]:
+                total = total + v
+        return vals[0] + vals[1] + total, len(names)
+
+
 class LengthOfBuiltList(torch.nn.Module):
     """`images = [img for img in images]; for i in range(len(images)):
     images[i] = ...` (torchvision's GeneralizedRCNNTransform): the length of
@@ -434,6 +451,7 @@ CASES = [
     Case("loop_model_traced", LoopModel(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=(9, 13, 17)),
     Case("insert_in_loop", InsertInLoop(), (x,), script=True, opsets=(9, 13, 17)),
     Case("dict_update", DictUpdate(), (x,), script=True, opsets=(9, 13, 17)),
+    Case("dict_views", DictViews(), (x,), script=True, opsets=(9, 13, 17)),
     Case("length_of_built_list", LengthOfBuiltList(), ([x, -x],), script=True, opsets=(9, 13, 17)),
     Case("loop_model2", LoopModel2(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=OPSETS,
          more_args=[(torch.ones(2, 3, dtype=torch.long), torch.tensor(9))]),
