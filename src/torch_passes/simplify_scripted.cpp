@@ -10,6 +10,9 @@
 #include <torch/csrc/jit/passes/loop_unrolling.h>
 #include <torch/csrc/jit/passes/lower_tuples.h>
 
+#include <optional>
+#include <vector>
+
 #include "torch_passes/passes.h"
 
 namespace torch2onnx::torch_side {
@@ -78,9 +81,39 @@ void fold_constant_appends(torch::jit::Block* b, torch::jit::Graph& g) {
   }
 }
 
-// len(l) and l[i] (a constant i) where l is a ListConstruct followed by
-// appends in one block (`images = [img for img in images]` once unrolled,
-// the items() of a folded dict) and nothing writes into the list before the
+// The elements of list value `list` as node `at` (in the same block) reads
+// them: a ListConstruct (or list() of such a list) followed by appends in
+// that block, with nothing writing into the list before `at`; else nullopt.
+std::optional<std::vector<torch::jit::Value*>> elements_at(torch::jit::Value* list, torch::jit::Node* at) {
+  for (const torch::jit::Use& u : list->uses())
+    if (u.user != at && writes(u) && !u.user->isAfter(at)) return std::nullopt;
+  std::vector<torch::jit::Value*> appended;  // (last first)
+  torch::jit::Value* v = list;
+  while (v->node()->kind() == c10::aten::append && v->node()->owningBlock() == at->owningBlock()) {
+    appended.push_back(v->node()->input(1));
+    v = v->node()->input(0);
+    if (v->uses().size() != 1) return std::nullopt;  // (the append: the same list object, touched by nothing else)
+  }
+  torch::jit::Node* d = v->node();
+  if (d->owningBlock() != at->owningBlock()) return std::nullopt;
+  std::vector<torch::jit::Value*> elems;
+  if (d->kind() == c10::prim::ListConstruct) {
+    elems.assign(d->inputs().begin(), d->inputs().end());
+  } else if (d->kind() == c10::aten::list && d->inputs().size() == 1 &&
+             d->input(0)->type()->kind() == c10::TypeKind::ListType) {  // list(l): a copy of l as it is there
+    auto source = elements_at(d->input(0), d);
+    if (!source) return std::nullopt;
+    elems = std::move(*source);
+  } else {
+    return std::nullopt;
+  }
+  elems.insert(elems.end(), appended.rbegin(), appended.rend());
+  return elems;
+}
+
+// len(l) and l[i] (a constant i) whose elements are known (elements_at:
+// a list built in one block (`images = [img for img in images]` once unrolled,
+// the items() of a folded dict)) and nothing writes into the list before the
 // read: the length is a constant (so `for i in range(len(l))` unrolls too),
 // the element the value stored.
 void fold_list_reads(torch::jit::Block* b, torch::jit::Graph& g) {
@@ -91,29 +124,16 @@ void fold_list_reads(torch::jit::Block* b, torch::jit::Graph& g) {
     const bool len = n->kind() == c10::aten::len && n->inputs().size() == 1;
     const bool get = n->kind() == c10::aten::__getitem__ && n->inputs().size() == 2;
     if ((!len && !get) || n->input(0)->type()->kind() != c10::TypeKind::ListType) continue;
-    torch::jit::Value* list = n->input(0);
-    bool known = true;
-    for (const torch::jit::Use& u : list->uses())
-      known = known && (u.user == n || !writes(u) || u.user->isAfter(n));
-    std::vector<torch::jit::Value*> appended;  // (last first)
-    torch::jit::Value* v = list;
-    while (known && v->node()->kind() == c10::aten::append && v->node()->owningBlock() == n->owningBlock()) {
-      appended.push_back(v->node()->input(1));
-      v = v->node()->input(0);
-      known = v->uses().size() == 1;  // (the append: the same list object, touched by nothing else)
-    }
-    if (!known || v->node()->kind() != c10::prim::ListConstruct || v->node()->owningBlock() != n->owningBlock())
-      continue;
-    std::vector<torch::jit::Value*> elems(v->node()->inputs().begin(), v->node()->inputs().end());
-    elems.insert(elems.end(), appended.rbegin(), appended.rend());
+    auto elems = elements_at(n->input(0), n);
+    if (!elems) continue;
     torch::jit::Value* result = nullptr;
     if (len) {
       torch::jit::WithInsertPoint at(n);
-      result = g.insertConstant(static_cast<int64_t>(elems.size()));
+      result = g.insertConstant(static_cast<int64_t>(elems->size()));
     } else if (auto i = torch::jit::constant_as<int64_t>(n->input(1))) {
-      const int64_t k = *i < 0 ? *i + static_cast<int64_t>(elems.size()) : *i;
-      if (k < 0 || k >= static_cast<int64_t>(elems.size())) continue;  // (an IndexError: left to LibTorch)
-      result = elems[static_cast<size_t>(k)];
+      const int64_t k = *i < 0 ? *i + static_cast<int64_t>(elems->size()) : *i;
+      if (k < 0 || k >= static_cast<int64_t>(elems->size())) continue;  // (an IndexError: left to LibTorch)
+      result = (*elems)[static_cast<size_t>(k)];
       if (*result->type() != *n->output()->type()) continue;
     }
     if (!result) continue;

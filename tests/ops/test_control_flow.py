@@ -386,6 +386,19 @@ class DictViews(torch.nn.Module):
         return vals[0] + vals[1] + total, len(names)
 
 
+class FeaturePyramid(torch.nn.Module):
+    """torchvision's FeaturePyramidNetwork loop: the levels are list(d.values())
+    of a dict with known keys, walked top-down with insert(0, ...)."""
+
+    def forward(self, x):
+        d: Dict[str, torch.Tensor] = {"a": x, "b": x + 1, "c": x * 2}
+        feats = list(d.values())
+        out = [feats[-1]]
+        for idx in range(len(feats) - 2, -1, -1):
+            out.insert(0, feats[idx] + out[0])
+        return torch.stack(out)
+
+
 class LengthOfBuiltList(torch.nn.Module):
     """`images = [img for img in images]; for i in range(len(images)):
     images[i] = ...` (torchvision's GeneralizedRCNNTransform): the length of
@@ -452,6 +465,7 @@ CASES = [
     Case("insert_in_loop", InsertInLoop(), (x,), script=True, opsets=(9, 13, 17)),
     Case("dict_update", DictUpdate(), (x,), script=True, opsets=(9, 13, 17)),
     Case("dict_views", DictViews(), (x,), script=True, opsets=(9, 13, 17)),
+    Case("feature_pyramid", FeaturePyramid(), (x,), script=True, opsets=(9, 13, 17)),
     Case("length_of_built_list", LengthOfBuiltList(), ([x, -x],), script=True, opsets=(9, 13, 17)),
     Case("loop_model2", LoopModel2(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=OPSETS,
          more_args=[(torch.ones(2, 3, dtype=torch.long), torch.tensor(9))]),

@@ -40,6 +40,12 @@ TEST(CliArgs, DynamicAxes) {
   }
 }
 
+TEST(CliArgs, HelpAfterACommand) {
+  EXPECT_EQ(parse({"export", "--help"}).name, "help");
+  EXPECT_EQ(parse({"check", "m.pt", "-h"}).name, "help");
+  EXPECT_EQ(parse({"--help"}).name, "help");
+}
+
 TEST(CliArgs, UsageErrors) {
   auto usage = [](std::vector<std::string> argv) {
     try {

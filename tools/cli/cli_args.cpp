@@ -280,6 +280,10 @@ Command parse(const std::vector<std::string>& argv) {
       else if (m == "preserve") c.options.training = TrainingMode::Preserve;
       else if (m == "train" || m == "training") c.options.training = TrainingMode::Training;
       else usage_error("--training must be eval, preserve or train, got '" + m + "'");
+    } else if (a == "-h" || a == "--help") {  // `torch2onnx export --help`: the usage
+      Command help;
+      help.name = "help";
+      return help;
     } else if (!a.empty() && a[0] == '-') {
       usage_error("unknown option '" + a + "'");
     } else if ((c.name == "export" || c.name == "check" || c.name == "batch") && c.model.empty()) {
