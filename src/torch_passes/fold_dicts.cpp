@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "torch_passes/list_elements.h"
 #include "torch_passes/passes.h"
 
 namespace torch2onnx::torch_side {
@@ -205,6 +206,60 @@ bool fold_dict(Node* construct, Graph& g) {
   return true;
 }
 
+// dict(pairs) of a list of known (key, value) tuples with constant keys
+// (`OrderedDict([(k, v) for k, v in zip(names, results)])` once unrolled):
+// a DictConstruct, which the folding below can follow.
+bool dicts_from_pairs(Block* b, Graph& g) {
+  bool changed = false;
+  for (auto it = b->nodes().begin(); it != b->nodes().end();) {
+    Node* n = *it;
+    ++it;
+    for (Block* sub : n->blocks()) changed = dicts_from_pairs(sub, g) || changed;
+    if (n->kind() != c10::aten::dict || n->inputs().size() != 1 ||
+        n->input(0)->type()->kind() != c10::TypeKind::ListType)
+      continue;
+    auto pairs = elements_at(n->input(0), n);
+    if (!pairs) continue;
+    std::vector<Value*> inputs;
+    for (Value* p : *pairs) {
+      Node* t = p->node();
+      if (t->kind() != c10::prim::TupleConstruct || t->inputs().size() != 2 || !torch::jit::toIValue(t->input(0))) {
+        inputs.clear();
+        break;
+      }
+      inputs.push_back(t->input(0));
+      inputs.push_back(t->input(1));
+    }
+    if (inputs.empty() && !pairs->empty()) continue;
+    torch::jit::WithInsertPoint guard(n);
+    Node* d = g.insertNode(g.create(c10::prim::DictConstruct, inputs, 1));
+    d->output()->setType(n->output()->type());
+    n->output()->replaceAllUsesWith(d->output());
+    n->destroy();
+    changed = true;
+  }
+  return changed;
+}
+
+// A cast of the dict (Optional/Union -> Dict after an isinstance test) is
+// the dict. Returns whether there was one.
+bool forward_casts(Value* dict) {
+  bool changed = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (const torch::jit::Use& u : dict->uses()) {
+      Node* cast = u.user;  // (replacing its uses reallocates dict's)
+      if (cast->kind() == c10::prim::unchecked_cast && dict->type()->isSubtypeOf(*cast->output()->type())) {
+        cast->output()->replaceAllUsesWith(dict);
+        cast->destroy();
+        again = changed = true;
+        break;
+      }
+    }
+  }
+  return changed;
+}
+
 bool fold_block(Block* b, Graph& g) {
   bool changed = false;
   std::vector<Node*> constructs;
@@ -214,6 +269,7 @@ bool fold_block(Block* b, Graph& g) {
     if ((n->kind() == c10::prim::DictConstruct || empty_dict) && n->output()->hasUses()) constructs.push_back(n);
   }
   for (Node* n : constructs) {
+    changed = forward_casts(n->output()) || changed;
     // Nothing to do for a dict that is only returned or passed on.
     bool only_other = true;
     for (const auto& u : n->output()->uses()) {
@@ -227,6 +283,9 @@ bool fold_block(Block* b, Graph& g) {
 
 }  // namespace
 
-bool fold_dicts(TorchGraph& tg, const TorchContext&) { return fold_block(tg.graph->block(), *tg.graph); }
+bool fold_dicts(TorchGraph& tg, const TorchContext&) {
+  const bool built = dicts_from_pairs(tg.graph->block(), *tg.graph);
+  return fold_block(tg.graph->block(), *tg.graph) || built;
+}
 
 }  // namespace torch2onnx::torch_side

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -102,7 +103,9 @@ struct Lifter {
     c10::IValue v = m.attr(attr);
     if (v.isTensor()) return param_input(path, v.toTensor());
     torch::jit::WithInsertPoint guard(at);
-    auto c = v.isModule() ? std::nullopt : torch::jit::tryInsertConstant(*tg.graph, v);
+    std::optional<Value*> c;
+    if (!v.isModule())
+      if (auto inserted = torch::jit::tryInsertConstant(*tg.graph, v)) c = *inserted;
     if (!c)
       throw Error(Error::Kind::Conversion, "module attribute '" + path + "' of type " + v.type()->repr_str() +
                                                " is assigned in a branch of forward(), which cannot be exported");

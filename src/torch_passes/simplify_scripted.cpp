@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "torch_passes/list_elements.h"
 #include "torch_passes/passes.h"
 
 namespace torch2onnx::torch_side {
@@ -31,13 +32,6 @@ void drop_side_effects_without_data(torch::jit::Block* b) {
     for (torch::jit::Block* sub : n->blocks()) drop_side_effects_without_data(sub);
     if ((n->kind() == c10::prim::Print || n->kind() == c10::aten::warn) && n->outputs().empty()) n->destroy();
   }
-}
-
-bool writes(const torch::jit::Use& u) {
-  const c10::FunctionSchema* schema = u.user->maybeSchema();
-  if (!schema || u.offset >= schema->arguments().size()) return u.user->kind() != c10::prim::Return;
-  const auto* alias = schema->arguments()[u.offset].alias_info();
-  return alias && alias->isWrite();
 }
 
 // `xs = []; xs.append(True); ...` with constants only, and nothing else
@@ -79,36 +73,6 @@ void fold_constant_appends(torch::jit::Block* b, torch::jit::Graph& g) {
     list->replaceAllUsesWith(*folded);
     for (auto a = chain.rbegin(); a != chain.rend(); ++a) (*a)->destroy();
   }
-}
-
-// The elements of list value `list` as node `at` (in the same block) reads
-// them: a ListConstruct (or list() of such a list) followed by appends in
-// that block, with nothing writing into the list before `at`; else nullopt.
-std::optional<std::vector<torch::jit::Value*>> elements_at(torch::jit::Value* list, torch::jit::Node* at) {
-  for (const torch::jit::Use& u : list->uses())
-    if (u.user != at && writes(u) && !u.user->isAfter(at)) return std::nullopt;
-  std::vector<torch::jit::Value*> appended;  // (last first)
-  torch::jit::Value* v = list;
-  while (v->node()->kind() == c10::aten::append && v->node()->owningBlock() == at->owningBlock()) {
-    appended.push_back(v->node()->input(1));
-    v = v->node()->input(0);
-    if (v->uses().size() != 1) return std::nullopt;  // (the append: the same list object, touched by nothing else)
-  }
-  torch::jit::Node* d = v->node();
-  if (d->owningBlock() != at->owningBlock()) return std::nullopt;
-  std::vector<torch::jit::Value*> elems;
-  if (d->kind() == c10::prim::ListConstruct) {
-    elems.assign(d->inputs().begin(), d->inputs().end());
-  } else if (d->kind() == c10::aten::list && d->inputs().size() == 1 &&
-             d->input(0)->type()->kind() == c10::TypeKind::ListType) {  // list(l): a copy of l as it is there
-    auto source = elements_at(d->input(0), d);
-    if (!source) return std::nullopt;
-    elems = std::move(*source);
-  } else {
-    return std::nullopt;
-  }
-  elems.insert(elems.end(), appended.rbegin(), appended.rend());
-  return elems;
 }
 
 // len(l) and l[i] (a constant i) whose elements are known (elements_at:
@@ -233,8 +197,11 @@ size_t count_nodes(torch::jit::Block* b) {
 
 bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   drop_side_effects_without_data(tg.graph->block());
-  if (!has_control_flow(tg.graph->block())) return false;  // traced graphs: nothing to do
   const size_t before = count_nodes(tg.graph->block());
+  // (also once the loops are unrolled: the reads of the lists they built)
+  fold_list_reads(tg.graph->block(), *tg.graph);
+  if (!has_control_flow(tg.graph->block()))  // traced graphs: nothing more to do
+    return count_nodes(tg.graph->block()) != before;
   fold_constant_appends(tg.graph->block(), *tg.graph);
   fold_list_reads(tg.graph->block(), *tg.graph);
   mark_unreachable_casts(tg.graph->block(), *tg.graph);

@@ -387,8 +387,9 @@ class DictViews(torch.nn.Module):
 
 
 class FeaturePyramid(torch.nn.Module):
-    """torchvision's FeaturePyramidNetwork loop: the levels are list(d.values())
-    of a dict with known keys, walked top-down with insert(0, ...)."""
+    """torchvision's FeaturePyramidNetwork: the levels are list(d.values()) of
+    a dict with known keys, walked top-down with insert(0, ...), and the
+    result a dict built from zip(names, results)."""
 
     def forward(self, x):
         d: Dict[str, torch.Tensor] = {"a": x, "b": x + 1, "c": x * 2}
@@ -396,7 +397,11 @@ class FeaturePyramid(torch.nn.Module):
         out = [feats[-1]]
         for idx in range(len(feats) - 2, -1, -1):
             out.insert(0, feats[idx] + out[0])
-        return torch.stack(out)
+        names = list(d.keys())
+        names.append("pool")
+        out.append(out[-1] * 0.5)
+        result = OrderedDict([(k, v) for k, v in zip(names, out)])
+        return torch.stack(list(result.values())), result["pool"]
 
 
 class LengthOfBuiltList(torch.nn.Module):
