@@ -74,7 +74,7 @@ ir::Value* matrix_scale(SymbolicContext& ctx, ir::Value* a, int64_t rank, ir::DT
 ir::Value* sort_permutation(SymbolicContext& ctx, ir::Value* x, int64_t rank_x, int64_t n, bool descending,
                             ir::DType t);
 // The symmetric matrix of the lower (or upper) triangle of a [..., n, n], mirrored.
-ir::Value* symmetric_from(SymbolicContext& ctx, ir::Value* a, int64_t rank, int64_t n, bool lower, ir::DType t);
+ir::Value* symmetric_from(SymbolicContext& ctx, ir::Value* a, int64_t rank, int64_t n, bool lower);
 // Jacobi pieces shared by eigh and the one-sided SVD.
 std::pair<ir::Value*, ir::Value*> jacobi_rotation(SymbolicContext& b, ir::Value* app, ir::Value* aqq,
                                                   ir::Value* apq, ir::DType t);

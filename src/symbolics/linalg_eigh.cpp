@@ -236,17 +236,12 @@ Value* sort_permutation(SymbolicContext& c, Value* x, int64_t Rx, int64_t n, boo
 
 // The symmetric matrix PyTorch's eigh reads: the lower (UPLO='L') or upper
 // triangle of a, mirrored.
-Value* symmetric_from(SymbolicContext& c, Value* a, int64_t R, int64_t n, bool lower, DType t) {
-  std::vector<double> strict(static_cast<size_t>(n * n), 0.0), diag(static_cast<size_t>(n * n), 0.0);
-  for (int64_t i = 0; i < n; ++i) {
-    diag[static_cast<size_t>(i * n + i)] = 1.0;
-    for (int64_t j = 0; j < n; ++j)
-      if (lower ? i > j : i < j) strict[static_cast<size_t>(i * n + j)] = 1.0;
-  }
-  Value* zero = sc(c, t, 0.0);
-  Value* part = c.op("Where", {c.constant(ir::Tensor::from_doubles(DType::Bool, strict, {n, n})), a, zero});
-  Value* d = c.op("Where", {c.constant(ir::Tensor::from_doubles(DType::Bool, diag, {n, n})), a, zero});
-  return c.op("Add", {c.op("Add", {part, d}), transpose_last(c, part, R)});
+Value* symmetric_from(SymbolicContext& c, Value* a, int64_t R, int64_t n, bool lower) {
+  std::vector<uint8_t> keep;  // the triangle read, diagonal included
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) keep.push_back((lower ? i >= j : i <= j) ? 1 : 0);
+  Value* mask = c.constant(ir::Tensor::owned(DType::Bool, {n, n}, std::move(keep)));
+  return c.op("Where", {mask, a, transpose_last(c, a, R)});
 }
 
 namespace {
@@ -259,7 +254,7 @@ Eigh eigh_of_input(SymbolicContext& ctx, bool want_v) {
   if (sizes[R - 2] != n) ctx.fail("eigh needs square matrices");
   const std::string uplo = ctx.none(1) ? "L" : ctx.s(1);
   if (uplo != "L" && uplo != "U" && uplo != "l" && uplo != "u") ctx.fail("UPLO must be 'L' or 'U'");
-  Value* a = symmetric_from(ctx, ctx.in(0), R, n, uplo == "L" || uplo == "l", t);
+  Value* a = symmetric_from(ctx, ctx.in(0), R, n, uplo == "L" || uplo == "l");
   return eigh(ctx, a, sizes, t, want_v);
 }
 

@@ -46,19 +46,6 @@ struct Mat {
   Value* imax(Value* x, int64_t y) const { return where(b.op("Greater", {x, b.const_int(y)}), x, b.const_int(y)); }
 };
 
-Value* bool_matrix(SymbolicContext& c, int64_t n, bool (*fn)(int64_t, int64_t)) {
-  std::vector<uint8_t> bytes;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) bytes.push_back(fn(i, j) ? 1 : 0);
-  return c.constant(ir::Tensor::owned(DType::Bool, {n, n}, std::move(bytes)));
-}
-
-// The lower triangle of w mirrored onto the upper one (LAPACK reads only the lower).
-Value* symmetric_lower(SymbolicContext& b, Value* w, int64_t n) {
-  Value* lower = bool_matrix(b, n, [](int64_t i, int64_t j) { return i >= j; });
-  return b.op("Where", {lower, w, b.op("Transpose", {w}, {{"perm", std::vector<int64_t>{1, 0}}})});
-}
-
 struct Factor {
   Value* ld;    // [n, n]
   Value* piv;   // [n] int64, LAPACK's
@@ -69,7 +56,7 @@ struct Factor {
 Factor sytf2(SymbolicContext& ctx, Value* a, int64_t n, DType t) {
   const double alpha = t == DType::Float ? static_cast<double>((1.0f + std::sqrt(17.0f)) / 8.0f)
                                          : (1.0 + std::sqrt(17.0)) / 8.0;
-  Value* W0 = symmetric_lower(ctx, a, n);
+  Value* W0 = decomp::symmetric_from(ctx, a, 2, n, true);
   Value* LD0 = decomp::filled(ctx, t, {n, n}, 0.0);
   Value* piv0 = ctx.op("ConstantOfShape", {ctx.const_ints({n})},
                        {{"value", ir::Tensor::scalar_int(DType::Int64, 0).reshaped({1})}});
@@ -132,7 +119,7 @@ Factor sytf2(SymbolicContext& ctx, Value* a, int64_t n, DType t) {
         Value* LD_two = M.where(M.as_row(M.is(k1)), M.as_col(ld_k1_two),
                                 M.where(M.as_row(M.is(kc)), M.as_col(ld_k_two), LD));
         // this step's results, where k is still inside the matrix
-        Value* W_next = symmetric_lower(b, M.where(active, M.where(two, W_two, W_one), W), n);
+        Value* W_next = decomp::symmetric_from(b, M.where(active, M.where(two, W_two, W_one), W), 2, n, true);
         Value* LD_next = M.where(active, M.where(two, LD_two, LD_one), LD);
         Value* kp1 = b.op("Add", {kp, one});
         Value* piv_one = M.where(M.is(kc), kp1, piv);

@@ -230,7 +230,7 @@ Spectrum spectrum(SymbolicContext& ctx, Value* a, const std::vector<int64_t>& si
   Spectrum sp{};
   if (hermitian) {
     if (sizes[R - 2] != sizes[R - 1]) ctx.fail("hermitian=True needs square matrices");
-    Eigh e = eigh(ctx, symmetric_from(ctx, a, R, sizes[R - 1], true, t), sizes, t, vectors);  // reads the lower triangle
+    Eigh e = eigh(ctx, symmetric_from(ctx, a, R, sizes[R - 1], true), sizes, t, vectors);  // reads the lower triangle
     sp.s = e.w;
     sp.abs_s = ctx.op("Abs", {e.w});
     sp.left = e.v;

@@ -16,6 +16,7 @@
 #include <torch/csrc/jit/ir/constants.h>
 
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "torch_passes/passes.h"
@@ -143,14 +144,20 @@ class Functionalizer {
   }
 
  private:
+  // The constant index of list op n (`l.pop(i)`, `l.insert(i, v)`: kind
+  // `kind` with `arity` inputs, the list first, the index second), if it is one.
+  static std::optional<int64_t> constant_list_index(const Node* n, c10::Symbol kind, size_t arity) {
+    if (n->kind() != kind || n->inputs().size() != arity || n->input(0)->type()->kind() != c10::TypeKind::ListType)
+      return std::nullopt;
+    if (auto idx = torch::jit::constant_as<int64_t>(n->input(1))) return *idx;
+    return std::nullopt;
+  }
+
   // `x = l.pop(i)` with a constant i: x = l[i], and the list without it is
   // l[:-1] (i = -1) or l[:i] + l[i+1:]. Returns the shortened list (n's
   // uses now read the element), or null for other nodes.
   Value* pop_as_slices(Node* n) {
-    if (n->kind() != c10::aten::pop || n->inputs().size() != 2 ||
-        n->input(0)->type()->kind() != c10::TypeKind::ListType)
-      return nullptr;
-    auto idx = torch::jit::constant_as<int64_t>(n->input(1));
+    auto idx = constant_list_index(n, c10::aten::pop, 2);
     if (!idx) return nullptr;
     torch::jit::WithInsertPoint guard(n);
     Value* l = n->input(0);
@@ -172,11 +179,7 @@ class Functionalizer {
   // `l.insert(i, v)` with a constant i: l[:i] + [v] + l[i:] (Python's
   // clamping of i is the slices'). Returns that list, or null for other nodes.
   Value* insert_as_slices(Node* n) {
-    if (n->kind() != c10::aten::insert || n->inputs().size() != 3 ||
-        n->input(0)->type()->kind() != c10::TypeKind::ListType)
-      return nullptr;
-    auto idx = torch::jit::constant_as<int64_t>(n->input(1));
-    if (!idx) return nullptr;
+    if (!constant_list_index(n, c10::aten::insert, 3)) return nullptr;
     torch::jit::WithInsertPoint guard(n);
     Value* l = n->input(0);
     Value* none = graph_.insertConstant(c10::IValue());
