@@ -102,7 +102,7 @@ std::map<std::string, std::string> module_classes(const torch::jit::Module& modu
 }  // namespace
 
 // Rounds of branch folding after the first (nn.TransformerEncoder's checks nest three deep).
-constexpr int kMaxFoldRounds = 8;
+constexpr int kMaxFoldRounds = 32;
 
 torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std::vector<c10::IValue>& args,
                                             const ExportOptions& options, const ExportHooks& hooks) {

@@ -91,10 +91,36 @@ std::optional<UseKind> classify(const torch::jit::Use& u, bool nested) {
   return kind;
 }
 
-// The node of `b` that is, or holds, `m`.
-Node* anchor_in(Node* m, const Block* b) {
-  while (m && m->owningBlock() != b) m = m->owningBlock()->owningNode();
-  return m;
+// A list that takes the dict before its last store (`result.append(d)`,
+// `[d]`, then `result[0]["boxes"] = ...` once the read of result[0] is d):
+// if nothing reads the list between the two, building it just after the
+// store (with the appends that follow, in order) is the same program, and
+// the list then holds the dict as stored.
+bool defer_container(Node* m, const Node* last_store, const Block* b) {
+  const bool append = m->kind() == c10::aten::append && m->inputs().size() == 2;
+  if ((!append && m->kind() != c10::prim::ListConstruct) || m->owningBlock() != b) return false;
+  std::vector<Value*> versions{m->output()};  // the list, before and after each append
+  if (append) versions.push_back(m->input(0));
+  std::vector<Node*> moved{m};
+  for (size_t i = 0; i < versions.size(); ++i)
+    for (const torch::jit::Use& u : versions[i]->uses()) {
+      Node* anchor = anchor_in(u.user, b);
+      if (!anchor) return false;
+      if (u.user == m || anchor->isBefore(m) || anchor->isAfter(last_store)) continue;
+      const bool later_append = u.user == anchor && u.user->kind() == c10::aten::append && u.offset == 0;
+      if (!later_append) return false;  // a read of the list before the store
+      if (std::find(moved.begin(), moved.end(), u.user) == moved.end()) {
+        moved.push_back(u.user);
+        versions.push_back(u.user->output());
+      }
+    }
+  std::sort(moved.begin(), moved.end(), [](Node* x, Node* y) { return y->isAfter(x); });
+  Node* after = const_cast<Node*>(last_store);
+  for (Node* n : moved) {
+    n->moveAfter(after);
+    after = n;
+  }
+  return true;
 }
 
 bool fold_dict(Node* construct, Graph& g) {
@@ -123,10 +149,12 @@ bool fold_dict(Node* construct, Graph& g) {
     uses.push_back({u.user, anchor, *kind});
     if ((*kind == UseKind::Store || *kind == UseKind::Update) && (!last_store || u.user->isAfter(last_store))) last_store = u.user;
   }
+  for (const DictUse& u : uses)
+    if (u.kind == UseKind::Other && last_store && last_store->isAfter(u.anchor) &&
+        !defer_container(u.user, last_store, b))
+      return false;
   std::stable_sort(uses.begin(), uses.end(),
                    [](const DictUse& a, const DictUse& c) { return c.anchor->isAfter(a.anchor); });
-  for (const DictUse& u : uses)
-    if (u.kind == UseKind::Other && last_store && last_store->isAfter(u.anchor)) return false;
   {  // every read finds its key (else a KeyError at run time: left to LibTorch's message)
     Entries keys = entries;
     for (const DictUse& u : uses) {
@@ -135,7 +163,10 @@ bool fold_dict(Node* construct, Graph& g) {
         const auto added = known_entries(u.user->input(1));
         for (const auto& [k, v] : *added) keys.set(k, nullptr);
       }
-      if (u.kind == UseKind::Read && !keys.find(*torch::jit::toIValue(u.user->input(1)))) return false;
+      // (a read in a branch may be guarded by `if k in d:`, which folds to
+      // false: it never runs, and reads as prim::Uninitialized below)
+      if (u.kind == UseKind::Read && u.anchor == u.user && !keys.find(*torch::jit::toIValue(u.user->input(1))))
+        return false;
     }
   }
 
@@ -152,10 +183,19 @@ bool fold_dict(Node* construct, Graph& g) {
         dead.push_back(m);
         break;
       }
-      case UseKind::Read:
-        m->output()->replaceAllUsesWith(*entries.find(*torch::jit::toIValue(m->input(1))));
+      case UseKind::Read: {
+        Value** entry = entries.find(*torch::jit::toIValue(m->input(1)));
+        Value* v = entry ? *entry : nullptr;
+        if (!v) {  // a KeyError on a path that never runs (above)
+          Node* u = g.create(c10::prim::Uninitialized, {}, 1);
+          u->output()->setType(m->output()->type());
+          u->insertBefore(m);
+          v = u->output();
+        }
+        m->output()->replaceAllUsesWith(v);
         dead.push_back(m);
         break;
+      }
       case UseKind::Contains:
       case UseKind::Length: {
         torch::jit::WithInsertPoint guard(m);

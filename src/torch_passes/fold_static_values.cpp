@@ -237,6 +237,15 @@ class Folder {
         value_static_.insert(n->output());
         continue;
       }
+      // len() of a tensor of static shape (its size(0)), or of a list of
+      // tensors whose shapes are static (x.split(sizes), x.unbind(0)): how
+      // many there are is too. (Lists a loop appends to are a Loop's
+      // outputs by now: not static.)
+      if (n->kind() == c10::aten::len && n->inputs().size() == 1 && is_tensor(n->input(0)) &&
+          shape_static(n->input(0))) {
+        value_static_.insert(n->output());
+        continue;
+      }
       bool inputs_values_static = true, inputs_shapes_static = true;
       for (const Value* in : n->inputs()) {
         if (from_params_.count(in))

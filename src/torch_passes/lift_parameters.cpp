@@ -49,7 +49,12 @@ struct Lifter {
   const std::vector<std::pair<std::string, at::Tensor>>& order;  // the state_dict
   std::unordered_map<const c10::TensorImpl*, std::string> state_dict_names;  // of `order`, filled on first use
   std::unordered_map<std::string, Value*> assigned;  // attribute path -> value set in forward()
-  std::unordered_map<std::string, std::pair<Module, std::string>> assigned_attrs;  // path -> (module, attribute)
+  struct AssignedAttr {
+    Module owner;
+    Value* owner_value;  // the owner as the graph reads it
+    std::string attr;
+  };
+  std::unordered_map<std::string, AssignedAttr> assigned_attrs;  // path -> where it lives
 
   Value* param_input(const std::string& name, const at::Tensor& t) {
     if (auto it = by_name.find(name); it != by_name.end()) return it->second;
@@ -92,17 +97,18 @@ struct Lifter {
     const std::string attr = n->s(c10::attr::name);
     const std::string path = attr_path(owner->second.second, attr);
     assigned[path] = n->input(1);
-    assigned_attrs.emplace(path, std::make_pair(owner->second.first, attr));
+    assigned_attrs.emplace(path, AssignedAttr{owner->second.first, n->input(0), attr});
     n->destroy();
   }
 
   // The value module attribute `path` had before forward() assigned it, as a
   // value defined before node `at`.
   Value* original_value(Node* at, const std::string& path) {
-    const auto& [m, attr] = assigned_attrs.at(path);
+    const auto& [m, owner, attr] = assigned_attrs.at(path);
     c10::IValue v = m.attr(attr);
     if (v.isTensor()) return param_input(path, v.toTensor());
     torch::jit::WithInsertPoint guard(at);
+    if (v.isObject() && !is_torchbind_object(v)) return materialize(at, v, path);  // (LevelMapper)
     std::optional<Value*> c;
     if (!v.isModule())
       if (auto inserted = torch::jit::tryInsertConstant(*tg.graph, v)) c = *inserted;
@@ -202,12 +208,16 @@ struct Lifter {
         modules.emplace(out, std::make_pair(v.toModule(), path));
         continue;  // removed once its reads are resolved
       }
-      if (v.isObject() && !is_torchbind_object(v)) {  // a TorchScript class instance (BoxCoder): read like a module
-        modules.emplace(out, std::make_pair(Module(v.toObject()), path));
-        continue;
-      }
       Value* repl = nullptr;
-      if (v.isTensor()) {
+      if (v.isObject() && !is_torchbind_object(v)) {  // a TorchScript class instance (BoxCoder)
+        bool reads_only = true;
+        for (const torch::jit::Use& u : out->uses()) reads_only = reads_only && u.user->kind() == c10::prim::GetAttr;
+        if (reads_only) {  // read like a module
+          modules.emplace(out, std::make_pair(Module(v.toObject()), path));
+          continue;
+        }
+        repl = materialize(n, v, path);  // (`if self.map_levels is None:`)
+      } else if (v.isTensor()) {
         repl = param_input(path, v.toTensor());
       } else if (v.isTensorList()) {
         repl = tensor_list(n, path, v.toTensorVector());
@@ -225,6 +235,36 @@ struct Lifter {
       out->replaceAllUsesWith(repl);
       n->destroy();
     }
+  }
+
+  // A TorchScript class instance held by a module, rebuilt before `at` as
+  // forward() would build it (prim::CreateObject and a SetAttr per
+  // attribute), for scalarize_objects: used beyond attribute reads (tested
+  // against None, carried out of a branch assigning the attribute), it
+  // cannot be read like a module.
+  Value* materialize(Node* at, const c10::IValue& v, const std::string& path) {
+    const auto& obj = v.toObjectRef();
+    const auto type = obj.type();
+    torch::jit::WithInsertPoint guard(at);
+    Value* created = tg.graph->insertNode(tg.graph->createObject(type))->output();
+    for (size_t i = 0; i < type->numAttributes(); ++i) {
+      const std::string name = type->getAttributeName(i);
+      const c10::IValue& slot = obj.getSlot(i);
+      const std::string attr = attr_path(path, name);
+      Value* value = nullptr;
+      if (slot.isTensor()) {
+        value = param_input(attr, slot.toTensor());
+      } else if (slot.isObject() && !is_torchbind_object(slot) && !slot.toObjectRef().type()->is_module()) {
+        value = materialize(at, slot, attr);
+      } else if (auto c = torch::jit::tryInsertConstant(*tg.graph, slot)) {
+        value = *c;
+      } else {
+        throw Error(Error::Kind::Conversion, "attribute '" + attr + "' of type " + slot.type()->repr_str() +
+                                                 " cannot be used in an exported graph");
+      }
+      tg.graph->insertNode(tg.graph->createSetAttr(created, name, value));
+    }
+    return created;
   }
 
   // An object of a C++ class registered with TorchScript (torch.classes.*).

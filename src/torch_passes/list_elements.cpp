@@ -18,13 +18,6 @@ namespace {
 using torch::jit::Node;
 using torch::jit::Value;
 
-// Nothing but `except` writes into v before `at`.
-bool untouched(Value* v, Node* at, Node* except) {
-  for (const torch::jit::Use& u : v->uses())
-    if (u.user != at && u.user != except && writes(u) && !u.user->isAfter(at)) return false;
-  return true;
-}
-
 bool is_list(const Value* v) { return v->type()->kind() == c10::TypeKind::ListType; }
 
 // Python's l[start:end:step] (step > 0) of n elements.
@@ -45,16 +38,36 @@ std::optional<std::vector<Value*>> python_slice(const std::vector<Value*>& l, No
 
 }  // namespace
 
+Node* anchor_in(Node* m, const torch::jit::Block* b) {
+  while (m && m->owningBlock() != b) m = m->owningBlock()->owningNode();
+  return m;
+}
+
 std::optional<std::vector<Value*>> elements_at(Value* list, Node* at) {
-  if (!untouched(list, at, nullptr)) return std::nullopt;
-  std::vector<Value*> appended;  // (last first)
+  // After functionalize a write returns the list (later reads read that);
+  // before, reads read the one list object the writes went into. Both: the
+  // list's origin, then every write into it before `at`, in program order.
+  const torch::jit::Block* block = at->owningBlock();
+  std::vector<Value*> versions{list};
   Value* v = list;
-  while (v->node()->kind() == c10::aten::append && v->node()->owningBlock() == at->owningBlock()) {
-    Node* append = v->node();
-    appended.push_back(append->input(1));
-    v = append->input(0);
-    if (!untouched(v, at, append)) return std::nullopt;  // (the same list object as `list`)
+  while ((v->node()->kind() == c10::aten::append || v->node()->kind() == c10::aten::_set_item) &&
+         v->node()->owningBlock() == block && !v->node()->inputs().empty() && is_list(v->node()->input(0))) {
+    v = v->node()->input(0);
+    versions.push_back(v);
   }
+  std::vector<Node*> updates;
+  for (Value* version : versions)
+    for (const torch::jit::Use& u : version->uses()) {
+      if (u.user == at || !writes(u)) continue;
+      Node* anchor = anchor_in(u.user, block);
+      if (anchor && anchor->isAfter(at)) continue;
+      const bool update = anchor == u.user && u.offset == 0 &&
+                          (u.user->kind() == c10::aten::append ||
+                           (u.user->kind() == c10::aten::_set_item && torch::jit::constant_as<int64_t>(u.user->input(1))));
+      if (!update) return std::nullopt;  // (anything else may change the list)
+      if (std::find(updates.begin(), updates.end(), u.user) == updates.end()) updates.push_back(u.user);
+    }
+  std::sort(updates.begin(), updates.end(), [](Node* a, Node* b) { return b->isAfter(a); });
   Node* d = v->node();
   if (d->owningBlock() != at->owningBlock()) return std::nullopt;
   std::optional<std::vector<Value*>> elems;
@@ -84,7 +97,17 @@ std::optional<std::vector<Value*>> elements_at(Value* list, Node* at) {
     }
   }
   if (!elems) return std::nullopt;
-  elems->insert(elems->end(), appended.rbegin(), appended.rend());
+  for (Node* u : updates) {
+    if (u->kind() == c10::aten::append) {
+      elems->push_back(u->input(1));
+      continue;
+    }
+    const int64_t n = static_cast<int64_t>(elems->size());
+    int64_t i = *torch::jit::constant_as<int64_t>(u->input(1));
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) return std::nullopt;  // (an IndexError: left to LibTorch)
+    (*elems)[static_cast<size_t>(i)] = u->input(2);
+  }
   return elems;
 }
 

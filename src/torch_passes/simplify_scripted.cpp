@@ -80,6 +80,16 @@ void fold_constant_appends(torch::jit::Block* b, torch::jit::Graph& g) {
 // the items() of a folded dict)) and nothing writes into the list before the
 // read: the length is a constant (so `for i in range(len(l))` unrolls too),
 // the element the value stored.
+// How many pieces x.split(sizes) gives when the list of sizes is known
+// (roi_heads' per-image box counts, each read from a tensor's shape).
+std::optional<size_t> split_count(torch::jit::Value* list) {
+  torch::jit::Node* s = list->node();
+  const bool split = s->kind() == c10::aten::split || s->kind() == c10::aten::split_with_sizes;
+  if (!split || s->inputs().size() < 2 || s->input(1)->type()->kind() != c10::TypeKind::ListType) return std::nullopt;
+  auto sizes = elements_at(s->input(1), s);
+  return sizes ? std::optional(sizes->size()) : std::nullopt;
+}
+
 void fold_list_reads(torch::jit::Block* b, torch::jit::Graph& g) {
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     torch::jit::Node* n = *it;
@@ -88,6 +98,12 @@ void fold_list_reads(torch::jit::Block* b, torch::jit::Graph& g) {
     const bool len = n->kind() == c10::aten::len && n->inputs().size() == 1;
     const bool get = n->kind() == c10::aten::__getitem__ && n->inputs().size() == 2;
     if ((!len && !get) || n->input(0)->type()->kind() != c10::TypeKind::ListType) continue;
+    if (auto pieces = len ? split_count(n->input(0)) : std::nullopt) {
+      torch::jit::WithInsertPoint at(n);
+      n->output()->replaceAllUsesWith(g.insertConstant(static_cast<int64_t>(*pieces)));
+      n->destroy();
+      continue;
+    }
     auto elems = elements_at(n->input(0), n);
     if (!elems) continue;
     torch::jit::Value* result = nullptr;

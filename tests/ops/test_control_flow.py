@@ -417,6 +417,41 @@ class LengthOfBuiltList(torch.nn.Module):
         return torch.stack(images)
 
 
+
+class DetectionPostprocess(torch.nn.Module):
+    """torchvision's detection postprocessing, scripted: a dict per image
+    appended to a list, then changed through the list (`result[i]["boxes"]
+    = ...`), keys tested (`if "masks" in pred:`) and the list of dicts
+    returned; the per-image box counts read from shapes split the batch."""
+
+    def forward(self, x, images: List[torch.Tensor]):
+        counts = [int(img.size(0)) for img in images]
+        pieces = x.split(counts, 0)
+        result: List[Dict[str, torch.Tensor]] = []
+        for i in range(len(pieces)):
+            result.append({"boxes": pieces[i], "scores": pieces[i].sum(1)})
+        for i, pred in enumerate(result):
+            boxes = pred["boxes"]
+            result[i]["boxes"] = boxes * 2
+            if "masks" in pred:
+                result[i]["masks"] = pred["masks"] + 1
+        return result
+
+
+class ContainsInLoop(torch.nn.Module):
+    """`t.dtype in (torch.float32, torch.float64)` in a loop over a list
+    (torchvision's _upcast), and `in` on a value known only at run time."""
+
+    def forward(self, xs: List[torch.Tensor]):
+        out: List[torch.Tensor] = []
+        for t in xs:
+            if t.dtype in (torch.float32, torch.float64):
+                t = t * 2
+            if int(t.argmax()) in [0, 2, 5]:
+                t = t + 100
+            out.append(t)
+        return out
+
 x = torch.randn(3, 4)
 pos, neg = x.abs() + 0.1, -x.abs() - 0.1
 five = torch.tensor(5)
@@ -472,6 +507,10 @@ CASES = [
     Case("dict_views", DictViews(), (x,), script=True, opsets=(9, 13, 17)),
     Case("feature_pyramid", FeaturePyramid(), (x,), script=True, opsets=(9, 13, 17)),
     Case("length_of_built_list", LengthOfBuiltList(), ([x, -x],), script=True, opsets=(9, 13, 17)),
+    Case("detection_postprocess", DetectionPostprocess(), (torch.randn(5, 4), [torch.randn(2, 3), torch.randn(3, 3)]),
+         script=True, opsets=(9, 13, 17)),
+    Case("contains_in_loop", ContainsInLoop(), ([torch.tensor([3.0, 1.0, 2.0]), torch.tensor([1.0, 2.0, 5.0])],),
+         script=True, opsets=(11, 17), more_args=[([torch.tensor([9.0, 1.0, 2.0]), torch.tensor([1.0, 2.0, 0.5])],)]),
     Case("loop_model2", LoopModel2(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=OPSETS,
          more_args=[(torch.ones(2, 3, dtype=torch.long), torch.tensor(9))]),
 ]

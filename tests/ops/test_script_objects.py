@@ -124,12 +124,20 @@ class AssignsInLoop(torch.nn.Module):
         return self.acc
 
 
+def called_once(module, *args):
+    module(*args)
+    return module
+
+
 x = torch.randn(3, 4)
 CASES = [
     Case("object_in_forward", UsesObject(), (x,), opsets=OPSETS, script=True),
     Case("object_from_helper", ObjectFromHelper(), (x,), opsets=OPSETS, script=True),
     Case("object_attribute", ObjectAttribute(), (x,), opsets=OPSETS, script=True),
     Case("lazy_attribute", LazyAttribute(), (x,), opsets=OPSETS, script=True),
+    # called once before scripting: the attributes hold a list and a Coder,
+    # which the export rebuilds (the branch that would set them folds away)
+    Case("lazy_attribute_set", called_once(LazyAttribute(), x), (x,), opsets=OPSETS, script=True),
     Case("attribute_assigned_in_branch", AssignedInBranch(), (torch.randn(3),), opsets=OPSETS, script=True,
          more_args=[(-torch.ones(3),), (torch.ones(3),)]),
     Case("object_returned", ReturnsObject(), (x,), opsets=(), script=True,

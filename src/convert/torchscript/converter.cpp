@@ -252,6 +252,11 @@ void Converter::flatten_output(const Slot& s, std::vector<ir::Value*>& out) {
         for (const Slot& e : unpack(s, 0, nullptr)) flatten_output(e, out);
         break;
       }
+      if (iv.isGenericDict()) {  // its values, in order (as a DictConstruct; scripted detectors' empty losses)
+        for (const auto& kv : iv.toGenericDict())
+          flatten_output(Slot{Slot::Kind::Constant, kv.value(), nullptr, {}, next_id_++}, out);
+        break;
+      }
       SymbolicContext ctx("output", {arg_from_constant(iv, -1)}, {}, graph_, options_.opset_version, nullptr);
       out.push_back(ctx.in(0));
       break;

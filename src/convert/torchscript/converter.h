@@ -39,7 +39,8 @@ inline bool is_list_op(const Node* n) {
   const auto k = n->kind();
   if (n->inputs().empty() || !is_list_type(n->input(0)->type())) return false;
   return k == c10::aten::append || k == c10::aten::len || k == c10::aten::__getitem__ || k == c10::aten::_set_item ||
-         k == c10::aten::list || k == c10::aten::slice || (k == c10::aten::add && n->inputs().size() == 2);
+         k == c10::aten::list || k == c10::aten::slice || (k == c10::aten::add && n->inputs().size() == 2) ||
+         (k == c10::aten::__contains__ && n->inputs().size() == 2);
 }
 
 // (stack/cat of a sequence is handled by the converter too, but they have
@@ -147,6 +148,7 @@ class Converter : public ConstantMemo {
   // elems[start:end:step] with Python's rules for omitted and negative bounds.
   std::vector<Slot> python_slice(const std::vector<Slot>& elems, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step, Node* n);
   void convert_list_op(Node* n);
+  Slot list_contains(Node* n, const Slot& list, const std::vector<Slot>& elems, bool fixed, ir::DType dt);
 
   // stack/cat of a list whose length is only known at run time.
   void convert_sequence_concat(Node* n);

@@ -1,4 +1,5 @@
 #include "convert/torchscript/converter.h"
+#include "symbolic/helpers.h"
 
 namespace torch2onnx::convert::torchscript {
 
@@ -96,6 +97,8 @@ void Converter::convert_list_op(Node* n) {
   };
   if (k == c10::aten::list) {
     slot_of(n->output()) = list;
+  } else if (k == c10::aten::__contains__) {
+    slot_of(n->output()) = list_contains(n, list, elems, fixed, dt);
   } else if (k == c10::aten::add) {  // list + list
     Slot other = get_slot(n->input(1));
     const bool other_fixed = other.kind == Slot::Kind::List ||
@@ -183,6 +186,39 @@ void Converter::convert_list_op(Node* n) {
       slot_of(n->output()) = sequence_slot(out);
     }
   }
+}
+
+// `x in l` of numbers: a constant when everything is, else whether some
+// element equals x (the elements stacked into a 1-D tensor).
+Slot Converter::list_contains(Node* n, const Slot& list, const std::vector<Slot>& elems, bool fixed, ir::DType dt) {
+  const Slot& item = get_slot(n->input(1));
+  const c10::TypePtr& elem_type = n->input(0)->type()->expectRef<c10::ListType>().getElementType();
+  const auto kind = elem_type->kind();
+  if (kind != c10::TypeKind::IntType && kind != c10::TypeKind::FloatType && kind != c10::TypeKind::BoolType &&
+      kind != c10::TypeKind::NumberType)
+    throw Error(Error::Kind::Conversion, "`in` on a list of " + elem_type->repr_str() + " (in " +
+                                             torch_side::describe_origin(*origins_.of(n)) +
+                                             ") cannot be exported: only lists of numbers");
+  bool all_constant = fixed && item.kind == Slot::Kind::Constant;
+  for (const Slot& e : elems) all_constant = all_constant && e.kind == Slot::Kind::Constant;
+  if (all_constant) {
+    bool found = false;
+    for (const Slot& e : elems) found = found || c10::_fastEqualsForContainer(e.constant, item.constant);
+    return Slot{Slot::Kind::Constant, c10::IValue(found), nullptr, {}, next_id_++};
+  }
+  if (fixed && elems.empty()) return Slot{Slot::Kind::Constant, c10::IValue(false), nullptr, {}, next_id_++};
+  SymbolicContext ctx("aten::__contains__", {}, {}, graph_, options_.opset_version, this);
+  ir::Value* all = nullptr;
+  if (fixed) {
+    std::vector<ir::Value*> parts;
+    for (const Slot& e : elems) parts.push_back(helpers::reshape(ctx, element_value(e, dt), {1}));
+    all = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {{"axis", int64_t{0}}});
+  } else {
+    all = ctx.op("ConcatFromSequence", {to_sequence(list, dt, n->input(0), n)}, {{"axis", int64_t{0}}, {"new_axis", int64_t{1}}});
+  }
+  ir::Value* hits = ctx.cast(helpers::equal(ctx, all, element_value(item, dt)), ir::DType::Int64);
+  ir::Value* count = helpers::reduce(ctx, "ReduceSum", hits, {}, /*keepdims=*/false);
+  return value_slot(ctx.op("Greater", {count, ctx.const_scalar(ir::DType::Int64, 0)}));
 }
 
 void Converter::convert_sequence_concat(Node* n) {
