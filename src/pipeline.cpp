@@ -120,6 +120,13 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
     const bool objects = torch_side::scalarize_objects(tg, ctx, /*strict=*/false);
     return torch_side::fold_dicts(tg, ctx) || simplified || objects;
   };
+  // (the structural passes above need no example facts: they run until
+  // nothing changes before the next, costlier, example run)
+  auto simplify_all = [&] {
+    bool any = false;
+    for (int i = 0; i < kMaxFoldRounds && simplify(); ++i) any = true;
+    return any;
+  };
   // (a folded dict read can decide a branch, whose folding exposes more dict reads)
   for (int round = 0; round < kMaxFoldRounds && simplify(); ++round) {
   }
@@ -136,7 +143,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   // Static values may have decided branch conditions (`if x.dim() == 3`,
   // `if why_not_fast_path:`): their branches are folded, and the code they
   // bring to the top level is run and folded in turn, until nothing changes.
-  for (int round = 0; round < kMaxFoldRounds && simplify(); ++round) {
+  for (int round = 0; round < kMaxFoldRounds && simplify_all(); ++round) {
     torch_side::example_run(tg, ctx);
     torch_side::fold_static_values(tg, ctx);
     torch_side::cleanup(tg, ctx);

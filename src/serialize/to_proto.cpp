@@ -28,7 +28,9 @@ void attribute_to_proto(const ir::Attribute& a, onnx::AttributeProto& p, const P
     case ir::AttrKind::Graph: {
       p.set_type(onnx::AttributeProto::GRAPH);
       ProtoOptions sub = options;
-      if (sub.initializers == ProtoOptions::Initializers::Omit) sub.initializers = ProtoOptions::Initializers::Full;
+      // (a subgraph's initializers are its own constants: never left out,
+      // nor turned into inputs, which a Loop or If body cannot take)
+      sub.initializers = ProtoOptions::Initializers::Full;
       sub.keep_initializers_as_inputs = false;
       graph_to_proto(*a.g, *p.mutable_g(), sub);
       break;

@@ -5,8 +5,11 @@
 // and len(d) become constants, and any other use (a return, a container)
 // gets a fresh prim::DictConstruct of the entries at that point; d.update(e)
 // of a dict e of known entries stores them; keys(), values() and items() are
-// lists of the entries at that point. Dicts with
-// keys computed at run time, or stored into in nested blocks, stay as they are.
+// lists of the entries at that point; a read with a key known only at run
+// time reads a snapshot too. A list that takes the dict before its last
+// store is built after it (torchvision's detections: `result.append(d)`,
+// then `result[i]["boxes"] = ...`). Dicts stored into with keys computed at
+// run time, or in nested blocks, stay as they are.
 // (`dict()` and `OrderedDict()` script to aten::dict, an empty one.)
 #include <torch/csrc/jit/ir/constants.h>
 
@@ -47,7 +50,9 @@ bool is_dict_op(const Node* m, c10::Symbol kind) {
 // Reads may sit in nested blocks (`if "aux" in feats: y = feats["aux"]`):
 // they see the entries as of the node of `b` that holds them, as long as
 // every store is in `b` itself.
-enum class UseKind { Store, Update, Read, Contains, Length, Keys, Values, Items, Other };
+// A read with a key known only at run time (`for k in d: d[k]`, until the
+// loop unrolls) reads a snapshot, as other uses do.
+enum class UseKind { Store, Update, Read, DynamicRead, Contains, Length, Keys, Values, Items, Other };
 
 // The entries of a dict value built by DictConstruct with constant keys (or
 // an empty dict()), or nullopt.
@@ -70,7 +75,7 @@ std::optional<UseKind> classify(const torch::jit::Use& u, bool nested) {
   if (u.offset == 0 && is_dict_op(m, c10::aten::_set_item)) kind = key_known ? std::optional(UseKind::Store) : std::nullopt;
   else if (u.offset == 0 && is_dict_op(m, c10::Symbol::aten("update")))  // d.update(other): stores of other's entries
     kind = known_entries(m->input(1)) ? std::optional(UseKind::Update) : std::nullopt;
-  else if (u.offset == 0 && is_dict_op(m, c10::aten::__getitem__)) kind = key_known ? std::optional(UseKind::Read) : std::nullopt;
+  else if (u.offset == 0 && is_dict_op(m, c10::aten::__getitem__)) kind = key_known ? UseKind::Read : UseKind::DynamicRead;
   else if (u.offset == 0 && is_dict_op(m, c10::aten::__contains__))
     kind = key_known ? std::optional(UseKind::Contains) : std::nullopt;
   else if (u.offset == 0 && is_dict_op(m, c10::aten::len)) kind = UseKind::Length;
@@ -150,7 +155,7 @@ bool fold_dict(Node* construct, Graph& g) {
     if ((*kind == UseKind::Store || *kind == UseKind::Update) && (!last_store || u.user->isAfter(last_store))) last_store = u.user;
   }
   for (const DictUse& u : uses)
-    if (u.kind == UseKind::Other && last_store && last_store->isAfter(u.anchor) &&
+    if ((u.kind == UseKind::Other || u.kind == UseKind::DynamicRead) && last_store && last_store->isAfter(u.anchor) &&
         !defer_container(u.user, last_store, b))
       return false;
   std::stable_sort(uses.begin(), uses.end(),
@@ -227,6 +232,7 @@ bool fold_dict(Node* construct, Graph& g) {
         dead.push_back(m);
         break;
       }
+      case UseKind::DynamicRead:
       case UseKind::Other: {
         torch::jit::WithInsertPoint guard(m);
         std::vector<Value*> inputs;
@@ -314,7 +320,7 @@ bool fold_block(Block* b, Graph& g) {
     bool only_other = true;
     for (const auto& u : n->output()->uses()) {
       auto kind = classify(u, anchor_in(u.user, b) != u.user);
-      only_other = only_other && kind == UseKind::Other;
+      only_other = only_other && (kind == UseKind::Other || kind == UseKind::DynamicRead);
     }
     if (!only_other) changed = fold_dict(n, g) || changed;
   }

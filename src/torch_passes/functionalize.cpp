@@ -19,6 +19,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "torch_passes/origin.h"
 #include "torch_passes/passes.h"
 
 namespace torch2onnx::torch_side {
@@ -112,6 +113,7 @@ class Functionalizer {
       Value* target = n->input(static_cast<size_t>(k));
       Value* rest = pop_as_slices(n);  // list.pop(i): l[i], and l[:i] + l[i+1:] from then on
       if (!rest) rest = insert_as_slices(n);  // list.insert(i, v): l[:i] + [v] + l[i:]
+      if (!rest) rest = extend_as_add(n);     // list.extend(m): l + m
       if (rest) {
         replace_after_in_block(target, rest, n, b);
         note(escaping, latest, target, rest, b);
@@ -191,8 +193,20 @@ class Functionalizer {
     return graph_.insert(c10::aten::add, {graph_.insert(c10::aten::add, {head, item}), tail});
   }
 
+  // `l.extend(m)` of a list m (torchvision's LastLevelP6P7: p.extend([p6,
+  // p7])): the list is l + m from then on. Returns it, or null for other nodes.
+  Value* extend_as_add(Node* n) {
+    if (n->kind() != c10::Symbol::aten("extend") || n->inputs().size() != 2 ||
+        n->input(0)->type()->kind() != c10::TypeKind::ListType || *n->input(1)->type() != *n->input(0)->type())
+      return nullptr;
+    torch::jit::WithInsertPoint guard(n);
+    return graph_.insert(c10::aten::add, {n->input(0), n->input(1)});
+  }
+
   [[noreturn]] void unsupported(const Node* n) {
+    OriginTable origins(tg_.root_class);
     throw Error(Error::Kind::Conversion, std::string("the model mutates a value with ") + n->kind().toQualString() +
+                                             " in " + describe_origin(*origins.of(n)) +
                                              ", which has no value-returning form; exporting it is not supported");
   }
 

@@ -76,6 +76,16 @@ def normalize_layers(model, size):
     return model
 
 
+class Scripted:
+    """A scripted detector called as the eager one: scripted, it returns (losses, detections)."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def __call__(self, images):
+        return self.module(images)[1]
+
+
 def build(name):
     kwargs, size = MODELS[name]
     torch.manual_seed(0)
@@ -134,27 +144,37 @@ def report(name, keys, took, reports, counts):
           + ", ".join(f"{k} {e:.3g}" for k, e in zip(keys, errs)))
 
 
-# (model, opset, dynamic image size), opsets spread over 11..20 where lowerings change. Traced only:
-# torch.jit.script(model) stops at torchvision's ImageList (forward() sets attributes of a TorchScript
-# class object), and torch.onnx does not export the scripted models either.
+# (model, opset, dynamic image size, scripted), opsets spread over 11..20 where lowerings change. Traced,
+# and scripted (torch.jit.script(model): ImageList, LevelMapper and the other TorchScript objects, the
+# per-image loops, the dicts of detections built, changed through the list holding them and returned;
+# torch.onnx does not export the scripted models).
 CASES = [
-    ("ssdlite320_mobilenet_v3_large", 11, True),
-    ("fasterrcnn_mobilenet_v3_large_320_fpn", 11, True),
-    ("ssd300_vgg16", 13, False),
-    ("fasterrcnn_resnet50_fpn", 11, False),
-    ("maskrcnn_resnet50_fpn", 17, False),
-    ("keypointrcnn_resnet50_fpn", 16, False),
-    ("retinanet_resnet50_fpn", 18, False),
-    ("fcos_resnet50_fpn", 20, False),
+    ("ssdlite320_mobilenet_v3_large", 11, True, False),
+    ("fasterrcnn_mobilenet_v3_large_320_fpn", 11, True, False),
+    ("ssd300_vgg16", 13, False, False),
+    ("fasterrcnn_resnet50_fpn", 11, False, False),
+    ("maskrcnn_resnet50_fpn", 17, False, False),
+    ("keypointrcnn_resnet50_fpn", 16, False, False),
+    ("retinanet_resnet50_fpn", 18, False, False),
+    ("fcos_resnet50_fpn", 20, False, False),
+    ("ssdlite320_mobilenet_v3_large", 17, False, True),
+    ("fasterrcnn_mobilenet_v3_large_320_fpn", 13, False, True),
+    ("ssd300_vgg16", 11, False, True),
+    ("retinanet_resnet50_fpn", 16, False, True),
+    ("keypointrcnn_resnet50_fpn", 11, False, True),
+    ("fcos_resnet50_fpn", 17, False, True),
+    ("maskrcnn_resnet50_fpn", 13, False, True),
 ]
 
 
-@pytest.mark.parametrize("name,opset,dynamic", CASES,
-                         ids=[f"{n}-opset{o}{'-dynamic' if d else ''}" for n, o, d in CASES])
-def test_detection(name, opset, dynamic, tmp_path):
+@pytest.mark.parametrize("name,opset,dynamic,scripted", CASES,
+                         ids=[f"{n}-opset{o}{'-dynamic' if d else ''}{'-scripted' if s else ''}" for n, o, d, s in CASES])
+def test_detection(name, opset, dynamic, scripted, tmp_path):
     model, size = build(name)
+    if scripted:
+        model = Scripted(torch.jit.script(model))
     path = str(tmp_path / f"{name}.onnx")
-    img, took = export(model, size, path, opset, dynamic=dynamic)
+    img, took = export(model.module if scripted else model, size, path, opset, dynamic=dynamic)
     with torch.no_grad():
         keys = list(model([img])[0].keys())
     reports, counts = [], []

@@ -452,6 +452,21 @@ class ContainsInLoop(torch.nn.Module):
             out.append(t)
         return out
 
+
+class DictKeysLoop(torch.nn.Module):
+    """`for k in d: out[k] = list(d[k].split(sizes))` (torchvision's
+    RetinaNet splits its head outputs so), then `p.extend([...])` (its
+    LastLevelP6P7)."""
+
+    def forward(self, x):
+        head: Dict[str, torch.Tensor] = {"cls": x * 2, "box": x + 1}
+        out: Dict[str, List[torch.Tensor]] = {}
+        for k in head:
+            out[k] = list(head[k].split([1, 2], dim=0))
+        p = out["cls"]
+        p.extend([out["box"][1], x[:1] * 3])
+        return torch.cat(p, 0)
+
 x = torch.randn(3, 4)
 pos, neg = x.abs() + 0.1, -x.abs() - 0.1
 five = torch.tensor(5)
@@ -511,6 +526,7 @@ CASES = [
          script=True, opsets=(9, 13, 17)),
     Case("contains_in_loop", ContainsInLoop(), ([torch.tensor([3.0, 1.0, 2.0]), torch.tensor([1.0, 2.0, 5.0])],),
          script=True, opsets=(11, 17), more_args=[([torch.tensor([9.0, 1.0, 2.0]), torch.tensor([1.0, 2.0, 0.5])],)]),
+    Case("dict_keys_loop", DictKeysLoop(), (x,), script=True, opsets=(9, 13, 17)),
     Case("loop_model2", LoopModel2(), (torch.ones(2, 3, dtype=torch.long), torch.tensor(5)), opsets=OPSETS,
          more_args=[(torch.ones(2, 3, dtype=torch.long), torch.tensor(9))]),
 ]
