@@ -315,6 +315,32 @@ UniqueResult onnx_unique(SymbolicContext& ctx, Value* x, DType dt, bool sorted, 
 
 Value* empty_long(SymbolicContext& ctx) { return ctx.constant(ir::Tensor::from_int64s({}, {0})); }
 
+// Sorted unique of a flat floating tensor as PyTorch computes it: NaNs are
+// never equal, so each is its own value, after the others in their order
+// (ONNX Runtime's Unique drops them). The NaNs are set apart, the rest goes
+// through Unique, and the NaNs come back at the end: index u + j and count
+// 1 for the j-th NaN.
+UniqueResult unique_with_nans(SymbolicContext& ctx, Value* flat, DType dt) {
+  Value* nan = ctx.op("IsNaN", {flat});
+  Value* ok = ctx.op("Not", {nan});
+  auto r = onnx_unique(ctx, ctx.op("Compress", {flat, ok}, {{"axis", int64_t{0}}}), dt, true, std::nullopt);
+  Value* nans = ctx.op("Compress", {flat, nan}, {{"axis", int64_t{0}}});
+  Value* zero = ctx.const_int(0);
+  Value* one = ctx.const_scalar(DType::Int64, 1);
+  Value* u = ctx.op("Shape", {r.values});
+  // element i: its index among the kept values (k) or among the NaNs (j)
+  Value* k = ctx.op("Sub", {ctx.op("CumSum", {ctx.cast(ok, DType::Int64), zero}), one});
+  Value* j = ctx.op("Sub", {ctx.op("CumSum", {ctx.cast(nan, DType::Int64), zero}), one});
+  // (padded: Gather must not index an empty inverse when every element is NaN)
+  Value* padded = ctx.op("Concat", {r.inverse, ctx.constant(ir::Tensor::from_int64s({0}, {1}))}, {{"axis", int64_t{0}}});
+  Value* k0 = ctx.op("Where", {nan, ctx.const_scalar(DType::Int64, 0), k});  // (Max takes int64 from opset 12)
+  Value* kept_index = ctx.op("Gather", {padded, k0});
+  Value* inverse = ctx.op("Where", {nan, ctx.op("Add", {j, u}), kept_index});
+  Value* nan_counts = ctx.op("Expand", {one, ctx.op("Shape", {nans})});
+  return {ctx.op("Concat", {r.values, nans}, {{"axis", int64_t{0}}}), inverse,
+          ctx.op("Concat", {r.counts, nan_counts}, {{"axis", int64_t{0}}})};
+}
+
 // aten::_unique2(self, sorted=True, return_inverse=False, return_counts=False) -> (values, inverse, counts)
 // aten::_unique(self, sorted=True, return_inverse=False) -> (values, inverse)
 void unique(SymbolicContext& ctx) {
@@ -324,7 +350,9 @@ void unique(SymbolicContext& ctx) {
   const bool inverse = ctx.num_args() > 2 && ctx.b(2);
   const bool counts = ctx.num_args() > 3 && ctx.b(3);
   Value* x = ctx.in(0);
-  auto r = onnx_unique(ctx, helpers::reshape(ctx, x, {-1}), ctx.dtype(0), sorted, std::nullopt);
+  auto r = ir::is_floating(ctx.dtype(0)) ? unique_with_nans(ctx, helpers::reshape(ctx, x, {-1}), ctx.dtype(0))
+                                         : onnx_unique(ctx, helpers::reshape(ctx, x, {-1}), ctx.dtype(0), sorted,
+                                                       std::nullopt);
   ctx.out(r.values, 0);
   ctx.out(inverse ? ctx.op("Reshape", {r.inverse, ctx.op("Shape", {x})}) : empty_long(ctx), 1);
   if (ctx.num_outputs() > 2) ctx.out(counts ? r.counts : empty_long(ctx), 2);
