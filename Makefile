@@ -25,7 +25,7 @@ APT_PACKAGES := build-essential cmake ccache git \
 	libtorch-dev libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev \
 	python3-dev python3-torch python3-torchvision python3-onnx python3-numpy python3-pytest \
 	python3-venv python3-pip python3-setuptools python3-wheel python3-packaging \
-	pybind11-dev googletest libgtest-dev valgrind nlohmann-json3-dev
+	pybind11-dev googletest libgtest-dev valgrind nlohmann-json3-dev graphviz
 
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_DIR ?= $(HOME)/.cache/ccache

@@ -11,6 +11,8 @@
 #include "pipeline.h"
 #include "process_memory.h"
 #include "serialize/to_proto.h"
+#include "serialize/graph_picture.h"
+#include "serialize/report.h"
 #include "serialize/writer.h"
 #include "torch2onnx/torch2onnx.h"
 
@@ -55,8 +57,82 @@ namespace api {
 
 namespace {
 
+// The report of one export (options.report), collected while it lives:
+// the stages as they finish; written once the model is out (done), or with
+// what stopped the export (run).
+class Report {
+ public:
+  Report(const ExportOptions& options, std::string source, std::string output)
+      : options_(options), stages_(options.report.empty() ? nullptr : &in_.stages) {
+    in_.source = std::move(source);
+    in_.output = std::move(output);
+  }
+  bool active() const { return !options_.report.empty(); }
+  serialize::ReportInputs& inputs() { return in_; }
+
+  void done(const ir::Model& model) {
+    if (!active()) return;
+    in_.model = &model;
+    serialize::write_report(in_, options_);
+  }
+
+  // Runs the export; if it fails, the report says why (and which operators
+  // could not be converted), then the error goes on.
+  template <typename F>
+  auto run(F&& export_fn) -> decltype(export_fn()) {
+    try {
+      return export_fn();
+    } catch (const UnsupportedOperatorError& e) {
+      in_.unsupported = e.operators();
+      failed(e.what());
+      throw;
+    } catch (const Error& e) {
+      failed(e.what());
+      throw;
+    }
+  }
+
+ private:
+  void failed(const std::string& error) {
+    if (!active()) return;
+    in_.model = nullptr;
+    in_.error = error;
+    try {
+      serialize::write_report(in_, options_);
+    } catch (const Error&) {  // (the export's own error is the one to report)
+    }
+  }
+
+  const ExportOptions& options_;
+  serialize::ReportInputs in_;
+  ReportStages stages_;
+};
+
+std::string class_name(const torch::jit::Module& m) {
+  return m.type()->name() ? m.type()->name()->name() : std::string("module");
+}
+
+// The graph picture (options.graph_picture; for a report without one, FILE.svg
+// next to the report, when Graphviz is there).
+void write_picture(const ir::Model& model, const ExportOptions& options, Report* report) {
+  std::string path = options.graph_picture;
+  const bool for_report = path.empty() && report && report->active();
+  if (for_report) path = options.report.substr(0, options.report.rfind('.')) + ".svg";
+  if (path.empty()) return;
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    serialize::write_graph_picture(model, path);
+  } catch (const Error& e) {
+    if (!for_report) throw;
+    report->inputs().graph_note = std::string("No picture: ") + e.what() + ".";
+    return;
+  }
+  note_stage("graph picture", t0);
+  if (report) report->inputs().graph_picture = path;
+}
+
 void write_file(ir::Model& model, const std::string& path, const ExportOptions& options,
-                const std::function<void()>& before_commit = {}) {
+                const std::function<void()>& before_commit = {}, Report* report = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
   serialize::WriteOptions w = write_options(options);
   w.before_commit = before_commit;
@@ -70,8 +146,10 @@ void write_file(ir::Model& model, const std::string& path, const ExportOptions& 
               << ".data' next to the model (ONNX external data)\n";
     w.external_data = true;
   }
+  write_picture(model, options, report);  // (first: a failure leaves no model behind either)
   serialize::write_model(model, path, w);
-  if (std::getenv("T2O_TIMING")) print_stage("write", t0);
+  note_stage("write", t0);
+  if (report) report->done(model);
 }
 
 }  // namespace
@@ -79,26 +157,48 @@ void write_file(ir::Model& model, const std::string& path, const ExportOptions& 
 void export_to_file(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options, const ExportHooks& hooks) {
   TrainingGuard guard(module);
-  ir::Model model = export_ir(module, args, options, user_registry(), hooks);
-  write_file(model, path, options);
+  Report report(options, class_name(module), path);
+  report.run([&] {
+    ir::Model model = export_ir(module, args, options, user_registry(), hooks);
+    write_file(model, path, options, {}, &report);
+  });
 }
+
+namespace {
+
+void export_consuming(torch::jit::Module&& module, const std::vector<c10::IValue>& args, const std::string& path,
+                      const ExportOptions& options, const ExportHooks& hooks,
+                      const std::function<void()>& before_commit, Report& report) {
+  report.run([&] {
+    ir::Model model = export_ir_consuming(module, args, options, user_registry(), hooks);
+    write_file(model, path, options, before_commit, &report);
+  });
+}
+
+}  // namespace
 
 void export_to_file(torch::jit::Module&& module, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options, const ExportHooks& hooks,
                     const std::function<void()>& before_commit) {
-  ir::Model model = export_ir_consuming(module, args, options, user_registry(), hooks);
-  write_file(model, path, options, before_commit);
+  Report report(options, class_name(module), path);
+  export_consuming(std::move(module), args, path, options, hooks, before_commit, report);
 }
 
 std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                             const ExportOptions& options, const ExportHooks& hooks) {
   TrainingGuard guard(module);
-  ir::Model model = export_ir(module, args, options, user_registry(), hooks);
-  if (options.external_data || serialize::exceeds_protobuf_limit(model))
-    throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
-                                     " GiB) go to external data, which needs a file: export to a path, not to "
-                                     "memory or a file-like object");
-  return serialize::serialize_model(model, write_options(options));
+  Report report(options, class_name(module), "");
+  return report.run([&] {
+    ir::Model model = export_ir(module, args, options, user_registry(), hooks);
+    if (options.external_data || serialize::exceeds_protobuf_limit(model))
+      throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
+                                       " GiB) go to external data, which needs a file: export to a path, not to "
+                                       "memory or a file-like object");
+    write_picture(model, options, &report);
+    std::string bytes = serialize::serialize_model(model, write_options(options));
+    report.done(model);
+    return bytes;
+  });
 }
 
 std::string export_to_pretty_string(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
@@ -131,13 +231,27 @@ void write_program(ir::Model& model, const std::string& path, const ExportOption
   write_file(model, path, options);
 }
 
+void export_program_to_file(const std::string& program, const std::string& path, const ExportOptions& options) {
+  Report report(options, program, path);
+  report.run([&] {
+    ir::Model model = export_program_ir(program, options, user_registry());
+    write_file(model, path, options, {}, &report);
+  });
+}
+
 std::string export_program_to_bytes(const std::string& program, const ExportOptions& options) {
-  ir::Model model = export_program_ir(program, options, user_registry());
-  if (options.external_data || serialize::exceeds_protobuf_limit(model))
-    throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
-                                     " GiB) go to external data, which needs a file: export to a path, not to "
-                                     "memory or a file-like object");
-  return serialize::serialize_model(model, write_options(options));
+  Report report(options, program, "");
+  return report.run([&] {
+    ir::Model model = export_program_ir(program, options, user_registry());
+    if (options.external_data || serialize::exceeds_protobuf_limit(model))
+      throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
+                                       " GiB) go to external data, which needs a file: export to a path, not to "
+                                       "memory or a file-like object");
+    write_picture(model, options, &report);
+    std::string bytes = serialize::serialize_model(model, write_options(options));
+    report.done(model);
+    return bytes;
+  });
 }
 
 }  // namespace api
@@ -154,7 +268,7 @@ torch::jit::Module load_timed(const std::string& path, bool for_one_export,
                               std::unique_ptr<frontend::RecordCheck>* records = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
   torch::jit::Module m = frontend::load_archive(path, for_one_export, records);
-  if (std::getenv("T2O_TIMING")) print_stage("load_archive", t0);
+  note_stage("load_archive", t0);
   return m;
 }
 
@@ -166,17 +280,20 @@ void export_archive(const std::string& archive, const std::vector<c10::IValue>& 
   // The weights' CRC-32 check runs beside the export; the model keeps its
   // temporary name until it passes.
   std::unique_ptr<frontend::RecordCheck> records;
-  torch::jit::Module module = load_timed(archive, /*for_one_export=*/true, &records);
-  api::export_to_file(std::move(module), args, path, options, {}, [&records] {
-    auto t0 = std::chrono::steady_clock::now();
-    records->wait();
-    if (std::getenv("T2O_TIMING")) print_stage("record CRC wait", t0);
-  });
+  api::Report report(options, archive, path);
+  torch::jit::Module module = report.run([&] { return load_timed(archive, /*for_one_export=*/true, &records); });
+  api::export_consuming(
+      std::move(module), args, path, options, {},
+      [&records] {
+        auto t0 = std::chrono::steady_clock::now();
+        records->wait();
+        note_stage("record CRC wait", t0);
+      },
+      report);
 }
 
 void export_program(const std::string& program, const std::string& path, const ExportOptions& options) {
-  ir::Model model = export_program_ir(program, options, user_registry());
-  api::write_program(model, path, options);
+  api::export_program_to_file(program, path, options);
 }
 
 onnx::ModelProto export_to_model_proto(const torch::jit::Module& module, const std::vector<c10::IValue>& args,

@@ -1,12 +1,15 @@
 // The process's memory as Linux reports it in /proc/self/status, for
-// T2O_TIMING reports (the pipeline's stages, the CLI's baseline and peak).
+// T2O_TIMING reports (the pipeline's stages, the CLI's baseline and peak)
+// and export reports (ExportOptions::report).
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace torch2onnx {
 
@@ -26,12 +29,39 @@ inline std::string rss_summary() {
   return mb("VmRSS:") + " MB (anon " + mb("RssAnon:") + ", file " + mb("RssFile:") + ")";
 }
 
-// The T2O_TIMING line of a stage: "[t2o] convert: 26.3 ms, RSS ...", the
-// time since `since`.
-inline void print_stage(const char* stage, std::chrono::steady_clock::time_point since) {
-  std::cerr << "[t2o] " << stage << ": "
-            << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count()
-            << " ms, RSS " << rss_summary() << "\n";
+// One stage of an export, for the report (ExportOptions::report).
+struct StageRecord {
+  std::string name;
+  double ms = 0;      // how long it took
+  double rss_mb = 0;  // resident memory after it
+};
+
+// The stages of the export running on this thread, while a report is
+// being collected (ReportStages); null otherwise.
+inline thread_local std::vector<StageRecord>* current_stage_log = nullptr;
+
+// Collects the stages of one export into `log` while it lives.
+class ReportStages {
+ public:
+  explicit ReportStages(std::vector<StageRecord>* log) : previous_(current_stage_log) {
+    if (log) current_stage_log = log;
+  }
+  ~ReportStages() { current_stage_log = previous_; }
+  ReportStages(const ReportStages&) = delete;
+  ReportStages& operator=(const ReportStages&) = delete;
+
+ private:
+  std::vector<StageRecord>* previous_;
+};
+
+// A stage done, timed from `since`: the T2O_TIMING line ("[t2o] convert:
+// 26.3 ms, RSS ...") and a record for the report being collected, if any.
+inline void note_stage(const char* stage, std::chrono::steady_clock::time_point since) {
+  const bool print = std::getenv("T2O_TIMING") != nullptr;
+  if (!print && !current_stage_log) return;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  if (print) std::cerr << "[t2o] " << stage << ": " << ms << " ms, RSS " << rss_summary() << "\n";
+  if (current_stage_log) current_stage_log->push_back({stage, ms, process_memory_mb("VmRSS:")});
 }
 
 }  // namespace torch2onnx

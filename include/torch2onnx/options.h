@@ -52,6 +52,16 @@ struct ExportOptions {
   // ("torchvision.models.resnet.BasicBlock") or plain name ("BasicBlock");
   // "*" = every submodule.
   std::vector<std::string> export_modules_as_functions;
+  // A picture of the exported graph, written to this path (.svg, .png, .pdf
+  // drawn by Graphviz's `dot`, or .dot): nodes grouped by module scope,
+  // shapes on the edges.
+  std::string graph_picture;
+  // A Markdown report of the export written to this path: its stages with
+  // time and memory, the PyTorch operators and the ONNX operators each
+  // became, opset and IR version, the operators that could not be converted
+  // (written when the export fails on them too), and the graph picture
+  // (graph_picture, or FILE.svg next to the report when Graphviz is there).
+  std::string report;
   // Where the verbose graph goes (std::cout when null).
   std::ostream* verbose_stream = nullptr;
   // Called as the export advances, from the exporting thread: the stage

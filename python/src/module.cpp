@@ -61,6 +61,8 @@ ExportOptions options_from(const py::dict& d) {
   if (has("keep_initializers_as_inputs")) o.keep_initializers_as_inputs = d["keep_initializers_as_inputs"].cast<bool>();
   if (has("custom_opsets")) o.custom_opsets = d["custom_opsets"].cast<std::map<std::string, int64_t>>();
   if (has("keep_doc_strings")) o.keep_doc_strings = d["keep_doc_strings"].cast<bool>();
+  if (has("graph_picture")) o.graph_picture = d["graph_picture"].cast<std::string>();
+  if (has("report")) o.report = d["report"].cast<std::string>();
   if (has("external_data")) o.external_data = d["external_data"].cast<bool>();
   if (has("modules_as_functions"))
     o.export_modules_as_functions = d["modules_as_functions"].cast<std::vector<std::string>>();

@@ -111,6 +111,13 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
     f: a path, or a binary file-like object.
     opset_version: 9 to 23 (default 17; 20 with dynamo=True, as torch.onnx).
     verify: run the exported model in ONNX Runtime and compare it with PyTorch.
+    report: True (or a path) writes a Markdown report of the export: stages
+        with time and memory, PyTorch operators and the ONNX operators they
+        became, opset and IR version, operators that cannot be converted,
+        the verification table (verify=True) and the graph picture; True
+        writes <artifacts_dir or f's folder>/<f's name>_report.md.
+    graph: a path: also draw the exported graph there (SVG, Graphviz's dot),
+        nodes grouped by module scope, shapes on the edges.
     autograd_inlining: False keeps every torch.autograd.Function call as one
         node (it then needs a `symbolic`).
     The other options have torch.onnx.export's meaning. Options of older and
@@ -151,6 +158,11 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
                        custom_opsets, external_data, export_modules_as_functions)
     options["keep_doc_strings"] = keep_doc_strings
     options["inline_autograd"] = bool(autograd_inlining)
+    if other.get("graph"):
+        options["graph_picture"] = os.fspath(other["graph"])
+    report = _report_path(other.get("report"), other.get("artifacts_dir"), path, model)
+    if report:
+        options["report"] = report
     if export_modules_as_functions:
         options["modules_as_functions"] = _function_classes(model, export_modules_as_functions)
     start = time.perf_counter()
@@ -171,8 +183,22 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
         with _modes.select_model_mode_for_export(model, training):
             verification.verify(model, positional, keyword, path if path is not None else onnx_bytes, values,
                                 scripted=isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)),
-                                unused=unused)
+                                unused=unused, report=report)
     return None
+
+
+def _report_path(report, artifacts_dir, path, model):
+    """Where report=... writes: a path as given, or for True
+    <artifacts_dir>/<model file name>_report.md (the model's class name when
+    exported to a stream)."""
+    if not report:
+        return None
+    if report is not True:
+        return os.fspath(report)
+    stem = os.path.splitext(os.path.basename(path))[0] if path else type(model).__name__
+    directory = artifacts_dir or (os.path.dirname(path) if path else ".") or "."
+    os.makedirs(directory, exist_ok=True)
+    return os.path.join(directory, f"{stem}_report.md")
 
 
 def _is_exported_program(model):
@@ -214,7 +240,7 @@ _IGNORED = {
     "_retain_param_name": "parameter names are always kept",
     "enable_onnx_checker": "the ONNX checker always runs",
     "dynamo": "torch2onnx exports as torch.onnx's TorchScript exporter (dynamo=False) does",
-    "report": None, "profile": None, "dump_exported_program": None, "artifacts_dir": None, "fallback": None,
+    "profile": None, "dump_exported_program": None, "fallback": None,
     "custom_translation_table": None,
     # torch.onnx.utils._export's keywords: node names are always added, ONNX
     # shape inference always runs; the batch size is the example's unless
@@ -227,7 +253,8 @@ _QUIET = {"dynamo": (False, None), "report": (False,), "profile": (False,), "dum
           "optimize": (True, False), "artifacts_dir": None, "custom_translation_table": (None,),
           "_retain_param_name": None, "enable_onnx_checker": None, "export_type": None,
           "add_node_names": (True,), "onnx_shape_inference": (True,), "fixed_batch_size": None}
-_HANDLED = {"strip_doc_string", "aten", "use_external_data_format", "export_raw_ir"}
+_HANDLED = {"strip_doc_string", "aten", "use_external_data_format", "export_raw_ir", "graph", "report",
+            "artifacts_dir"}
 
 
 def _export(model, args, f, export_params=True, verbose=False, training=TrainingMode.EVAL, input_names=None,

@@ -8,7 +8,7 @@ import torch
 
 from . import errors
 
-__all__ = ["VerificationError", "run_onnx_runtime", "verify", "ort_session"]
+__all__ = ["VerificationError", "run_onnx_runtime", "verify", "ort_session", "compare", "compare_rows"]
 
 
 class VerificationError(errors.OnnxExporterError, AssertionError):
@@ -95,41 +95,75 @@ def _as_graph_outputs(flat, optional):
     return out
 
 
-def compare(expected, actual, rtol=1e-4):
-    """Raises VerificationError unless each output matches: integers and bools
-    exactly, floats within rtol * (1 + max |expected|)."""
+def compare_rows(expected, actual, rtol=1e-4):
+    """One row per output: {output, shape, dtype, max_abs, max_rel, bound, ok, why}: integers and bools
+    exactly, floats within rtol * (1 + max |expected|); inf/nan where PyTorch has them."""
     if len(expected) != len(actual):
         raise VerificationError(f"ONNX Runtime gave {len(actual)} outputs, PyTorch {len(expected)}")
+    rows = []
     for k, (e, a) in enumerate(zip(expected, actual)):
+        row = dict(output=k, shape=None, dtype=None, max_abs=0.0, max_rel=0.0, bound=0.0, ok=True, why="")
+        rows.append(row)
         if e is None or a is None:  # an optional output
             if (e is None) != (a is None):
-                raise VerificationError(f"output {k}: {'empty' if a is None else 'a tensor'} in ONNX Runtime, "
-                                        f"{'None' if e is None else 'a tensor'} in PyTorch")
+                row.update(ok=False, why=f"{'empty' if a is None else 'a tensor'} in ONNX Runtime, "
+                                         f"{'None' if e is None else 'a tensor'} in PyTorch")
             continue
         e = _npy_array(e)
+        row.update(shape=list(e.shape), dtype=str(e.dtype))
         if e.shape != a.shape:
-            raise VerificationError(f"output {k}: shape {list(a.shape)} in ONNX Runtime, {list(e.shape)} in PyTorch")
+            row.update(ok=False, why=f"shape {list(a.shape)} in ONNX Runtime, {list(e.shape)} in PyTorch")
+            continue
         if e.dtype.kind in "biu" or e.dtype == np.bool_:
-            if not np.array_equal(e, a):
-                raise VerificationError(f"output {k}: integer values differ ({int((e != a).sum())} elements)")
+            wrong = int((e != a).sum())
+            if wrong:
+                diff = np.abs(e.astype(np.float64) - a.astype(np.float64))
+                row.update(max_abs=float(diff.max()), ok=False, why=f"integer values differ ({wrong} elements)")
             continue
         if e.size == 0:
             continue
         e64, a64 = e.astype(np.float64), a.astype(np.float64)
         finite = np.isfinite(e64)
         if not np.array_equal(finite, np.isfinite(a64)) or not np.array_equal(e64[~finite], a64[~finite]):
-            raise VerificationError(f"output {k}: inf/nan positions differ")
-        diff = float(np.abs(e64[finite] - a64[finite]).max()) if finite.any() else 0.0
-        bound = rtol * (1.0 + (float(np.abs(e64[finite]).max()) if finite.any() else 0.0))
-        if diff > bound:
-            raise VerificationError(f"output {k}: max |onnxruntime - pytorch| = {diff:.3g} > {bound:.3g}")
+            row.update(ok=False, why="inf/nan positions differ")
+            continue
+        if finite.any():
+            diff = np.abs(e64[finite] - a64[finite])
+            scale = float(np.abs(e64[finite]).max())
+            row.update(max_abs=float(diff.max()), max_rel=float(diff.max()) / max(scale, 1e-30),
+                       bound=rtol * (1.0 + scale))
+        if row["max_abs"] > row["bound"]:
+            row.update(ok=False, why=f"max |onnxruntime - pytorch| = {row['max_abs']:.3g} > {row['bound']:.3g}")
+    return rows
 
 
-def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=()):
+def compare(expected, actual, rtol=1e-4):
+    """Raises VerificationError unless each output matches: integers and bools
+    exactly, floats within rtol * (1 + max |expected|). Returns the rows of compare_rows."""
+    rows = compare_rows(expected, actual, rtol)
+    for row in rows:
+        if not row["ok"]:
+            raise VerificationError(f"output {row['output']}: {row['why']}")
+    return rows
+
+
+def rows_markdown(rows):
+    """The comparison as a Markdown table."""
+    lines = ["| output | shape | dtype | max abs error | max rel error | bound | match |", "|---|---|---|---:|---:|---:|---|"]
+    for r in rows:
+        shape = "×".join(str(d) for d in r["shape"]) if r["shape"] else ("scalar" if r["shape"] == [] else "-")
+        lines.append(f"| {r['output']} | {shape} | {r['dtype'] or '-'} | {r['max_abs']:.3g} | {r['max_rel']:.3g} | "
+                     f"{r['bound']:.3g} | {'yes' if r['ok'] else 'NO: ' + r['why']} |")
+    return "\n".join(lines)
+
+
+def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=(), report=None):
     """Runs `model` in PyTorch and the exported `onnx_model` (path or bytes) in
     ONNX Runtime on the same example args and compares the outputs. `values`
     are what the core was given (scripted models take numbers as inputs too);
-    `unused`: the indices of the flattened values the graph does not take."""
+    `unused`: the indices of the flattened values the graph does not take;
+    `report`: a Markdown report to append the comparison table to. Returns
+    the table's rows (compare_rows)."""
     from ._args import clone_tensors
 
     with torch.no_grad():  # on copies: forward() may write into its inputs
@@ -138,4 +172,12 @@ def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=
     session = ort_session(onnx_model)
     actual = run_onnx_runtime(session, feeds)
     optional = [o.type.startswith("optional(") for o in session.get_outputs()]
-    compare(_as_graph_outputs(_flatten(expected, numbers=True, none=True), optional), actual, rtol)
+    rows = compare_rows(_as_graph_outputs(_flatten(expected, numbers=True, none=True), optional), actual, rtol)
+    if report:
+        with open(report, "a") as out:
+            out.write("\n## Verification\n\nONNX Runtime against PyTorch on the example inputs "
+                      f"(floats within {rtol:g} · (1 + max |torch|), integers exactly):\n\n" + rows_markdown(rows) + "\n")
+    for row in rows:
+        if not row["ok"]:
+            raise VerificationError(f"output {row['output']}: {row['why']}")
+    return rows

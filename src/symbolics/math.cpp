@@ -1,7 +1,7 @@
 // Miscellaneous math: addcmul/addcdiv, lerp, cross, outer, tensordot, einsum,
 // distances (cdist, cosine_similarity, pairwise_distance), isinf/isfinite/
 // nan_to_num, aminmax, conj, atan2, hypot, logaddexp, xlogy, sinc, heaviside,
-// copysign, logit, erfinv and the torch.special functions that stay in graphs
+// copysign, logit and the torch.special functions that stay in graphs
 // (special_xlog1py, special_entr, special_ndtr; the plain aliases such as
 // special_expit are recorded under their canonical names).
 #include <algorithm>
@@ -184,39 +184,6 @@ void ndtr(SymbolicContext& ctx) {
   ir::Value* x = ctx.in_as(0, t);
   ir::Value* e = ctx.op("Erf", {ctx.op("Mul", {x, sc(ctx, t, M_SQRT1_2)})});
   ctx.out(ctx.op("Mul", {ctx.op("Add", {e, sc(ctx, t, 1.0)}), sc(ctx, t, 0.5)}));
-}
-
-// aten::erfinv(self): PyTorch's calc_erfinv, a rational first guess (central
-// and tail ranges) refined by two Newton steps on Erf; NaN beyond [-1, 1] and
-// +-inf at +-1. Computed in float (ONNX Runtime's Erf is float-only).
-void erfinv(SymbolicContext& ctx) {
-  const ir::DType t = out_t(ctx);
-  const ir::DType f = ir::DType::Float;
-  auto c = [&](double v) { return sc(ctx, f, v); };
-  auto poly = [&](ir::Value* z, const std::vector<double>& k) {  // k[n-1] z^(n-1) + ... + k[0], Horner
-    ir::Value* acc = c(k.back());
-    for (size_t i = k.size() - 1; i-- > 0;) acc = ctx.op("Add", {ctx.op("Mul", {acc, z}), c(k[i])});
-    return acc;
-  };
-  ir::Value* y = ctx.in_as(0, f);
-  ir::Value* ay = ctx.op("Abs", {y});
-  ir::Value* z = ctx.op("Mul", {y, y});
-  ir::Value* num = poly(z, {0.886226899, -1.645349621, 0.914624893, -0.140543331});
-  ir::Value* dem = poly(z, {1.0, -2.118377725, 1.442710462, -0.329097515, 0.012229801});
-  ir::Value* central = ctx.op("Div", {ctx.op("Mul", {y, num}), dem});
-  ir::Value* half_rest = ctx.op("Mul", {ctx.op("Sub", {c(1.0), ay}), c(0.5)});
-  ir::Value* zt = ctx.op("Sqrt", {ctx.op("Neg", {ctx.op("Log", {half_rest})})});
-  ir::Value* tail = ctx.op("Div", {poly(zt, {-1.970840454, -1.624906493, 3.429567803, 1.641345311}),
-                                   poly(zt, {1.0, 3.543889200, 1.637067800})});
-  tail = ctx.op("Mul", {tail, ctx.op("Sign", {y})});
-  ir::Value* x = ctx.op("Where", {ctx.op("Greater", {ay, c(0.7)}), tail, central});
-  for (int step = 0; step < 2; ++step) {
-    ir::Value* d = ctx.op("Mul", {ctx.op("Exp", {ctx.op("Neg", {ctx.op("Mul", {x, x})})}), c(2.0 / std::sqrt(kPi))});
-    x = ctx.op("Sub", {x, ctx.op("Div", {ctx.op("Sub", {ctx.op("Erf", {x}), y}), d})});
-  }
-  x = ctx.op("Where", {is_zero(ctx, ctx.op("Sub", {ay, c(1.0)}), f), ctx.op("Mul", {y, c(kInf)}), x});
-  x = ctx.op("Where", {ctx.op("Greater", {ay, c(1.0)}), c(kNaN), x});
-  ctx.out(ctx.cast(x, t));
 }
 
 // aten::sinc(self): sin(pi x) / (pi x), 1 at 0.
@@ -558,7 +525,6 @@ void register_math(Registry& r) {
   r.add("aten::special_xlog1py", 9, xlog1py);
   r.add("aten::special_entr", 9, entr);
   r.add("aten::special_ndtr", 9, ndtr);
-  r.add("aten::erfinv", 9, erfinv);
   r.add("aten::sinc", 9, sinc);
   r.add("aten::deg2rad", 9, deg2rad);
   r.add("aten::rad2deg", 9, rad2deg);

@@ -1,4 +1,4 @@
-// torch.special's error-function family: erfc, erfcx, log_ndtr and ndtri;
+// torch.special's error-function family: erfc, erfcx, log_ndtr, ndtri and erfinv;
 // nextafter, frexp and ldexp (floating-point bits), gcd and lcm (integers),
 // and the torch.special aliases of operators other families lower.
 //
@@ -175,6 +175,13 @@ Value* ndtri_w(E& e, Value* y0) {
   return e.where(e.or_(e.lt(y0, 0.0), e.gt(y0, 1.0)), e.k(kNaN), r);
 }
 
+// erfinv(y) = ndtri((1 + y) / 2) / sqrt(2), in double: (1 + y) / 2 and its
+// complement are exact there for a float32 y, so the tails keep float32
+// accuracy up to |y| -> 1 (Newton steps on Erf in float32 do not).
+Value* erfinv_w(E& e, Value* y) { return e.mul(ndtri_w(e, e.mul(e.add(y, 1.0), 0.5)), 0.70710678118654752440); }
+
+// aten::erfinv(self), aten::special_erfinv(self)
+void erfinv(SymbolicContext& ctx) { unary_w(ctx, erfinv_w); }
 // aten::erfc(self), aten::special_erfc(self)
 void erfc(SymbolicContext& ctx) { unary_w(ctx, erfc_w); }
 // aten::special_erfcx(self)
@@ -328,6 +335,7 @@ void register_special_erf(Registry& r) {
   r.add("aten::special_erfcx", 9, erfcx);
   r.add("aten::special_log_ndtr", 9, log_ndtr);
   r.add("aten::special_ndtri", 9, ndtri);
+  r.add("aten::erfinv", 9, erfinv);
   r.add("aten::nextafter", 9, nextafter);
   r.add("aten::frexp", 9, frexp);
   r.add("aten::ldexp", 9, ldexp);

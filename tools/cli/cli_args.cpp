@@ -187,6 +187,15 @@ Options (as torch.onnx.export):
                               names x_dynamic_axes_1, ...) or '{"x": {"0": "batch"}}'
   --external-data             weights go to OUT.onnx.data (ONNX external data); automatic
                               when the model would pass protobuf's 2 GiB limit
+  --graph FILE.svg            also draw the exported graph (Graphviz's dot): nodes
+                              grouped by module scope (a click on a scope's title
+                              folds it), shapes on the edges, weights in their
+                              nodes; FILE.png, FILE.pdf and FILE.dot work too
+  --report FILE.md            also write a report: the stages with time and memory,
+                              each PyTorch operator and the ONNX operators it became,
+                              opset and IR version, the operators that cannot be
+                              converted (written when the export fails on them too)
+                              and the graph picture (FILE.svg, unless --graph)
   --modules-as-functions C,D  each call of a submodule of class C or D (Python name,
                               plain or qualified; 'all' = every submodule) becomes an
                               ONNX local function (opset 15 and above)
@@ -260,6 +269,8 @@ Command parse(const std::vector<std::string>& argv) {
     else if (flag == "--verbose" || flag == "-v") c.options.verbose = true;
     else if (flag == "--keep-doc-strings") c.options.keep_doc_strings = true;
     else if (flag == "--external-data") c.options.external_data = true;
+    else if (flag == "--graph") c.options.graph_picture = get();
+    else if (flag == "--report") c.options.report = get();
     else if (flag == "--modules-as-functions" || flag == "--export-modules-as-functions") {
       c.options.export_modules_as_functions = split_names(get());
       for (auto& cls : c.options.export_modules_as_functions)
