@@ -1,0 +1,53 @@
+"""Models written with LibTorch's C++ frontend (torch::nn), exported by
+examples/cpp_frontend/export_cpp_models.cpp through
+torch2onnx::export_cpp_module (src/frontend/cpp_module.cpp): each ONNX model
+passes the checker and matches LibTorch's outputs in ONNX Runtime; its
+weights keep the names the module tree gives them."""
+import os
+import subprocess
+import sys
+
+import onnx
+import pytest
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import harness  # noqa: E402
+
+PROGRAM = os.environ.get("T2O_CPP_MODELS")
+pytestmark = pytest.mark.skipif(not PROGRAM, reason="T2O_CPP_MODELS (the export_cpp_models program) is not set")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cpp_models")
+    proc = subprocess.run([PROGRAM, str(d)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return d
+
+
+def flat(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    return [t for v in value for t in flat(v)]
+
+
+# (weights the export transforms (BatchNorm folded into Conv, transposed for
+# Gemm/MatMul, LSTM gates reordered) get derived names; torch::nn's
+# TransformerEncoder clones one layer, so the layers' equal weights are one
+# initializer each, named after layer 0)
+@pytest.mark.parametrize("name,names", [
+    ("cnn", {"fc.bias"}),
+    ("lstm_lm", {"embedding.weight", "decoder.bias"}),
+    ("encoder", {"head.bias", "encoder.layers.0.norm1.weight", "encoder.layers.0.linear1.bias",
+                 "encoder.layers.0.self_attn.in_proj_bias"}),
+    ("function", set()),  # a callable without a module (export_cpp_function)
+])
+def test_matches_libtorch(exported, name, names):
+    path = str(exported / f"{name}.onnx")
+    harness.full_check(path)
+    inputs, expected = torch.load(str(exported / f"{name}.pt"))
+    actual, _ = harness.run_ort(path, [t.numpy() for t in inputs], str(exported))
+    harness.compare(flat(expected), actual)
+    initializers = {i.name for i in onnx.load(path).graph.initializer}
+    assert names <= initializers, sorted(initializers)
