@@ -131,6 +131,19 @@ void write_picture(const ir::Model& model, const ExportOptions& options, Report*
   if (report) report->inputs().graph_picture = path;
 }
 
+// The serialized model (with its picture and report); an Io error when the
+// weights need external data.
+std::string to_bytes(const ir::Model& model, const ExportOptions& options, Report& report) {
+  if (options.external_data || serialize::exceeds_protobuf_limit(model))
+    throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
+                                     " GiB) go to external data, which needs a file: export to a path, not to "
+                                     "memory or a file-like object");
+  write_picture(model, options, &report);
+  std::string bytes = serialize::serialize_model(model, write_options(options));
+  report.done(model);
+  return bytes;
+}
+
 void write_file(ir::Model& model, const std::string& path, const ExportOptions& options,
                 const std::function<void()>& before_commit = {}, Report* report = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
@@ -190,14 +203,7 @@ std::string export_to_bytes(const torch::jit::Module& module, const std::vector<
   Report report(options, class_name(module), "");
   return report.run([&] {
     ir::Model model = export_ir(module, args, options, user_registry(), hooks);
-    if (options.external_data || serialize::exceeds_protobuf_limit(model))
-      throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
-                                       " GiB) go to external data, which needs a file: export to a path, not to "
-                                       "memory or a file-like object");
-    write_picture(model, options, &report);
-    std::string bytes = serialize::serialize_model(model, write_options(options));
-    report.done(model);
-    return bytes;
+    return to_bytes(model, options, report);
   });
 }
 
@@ -243,14 +249,7 @@ std::string export_program_to_bytes(const std::string& program, const ExportOpti
   Report report(options, program, "");
   return report.run([&] {
     ir::Model model = export_program_ir(program, options, user_registry());
-    if (options.external_data || serialize::exceeds_protobuf_limit(model))
-      throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
-                                       " GiB) go to external data, which needs a file: export to a path, not to "
-                                       "memory or a file-like object");
-    write_picture(model, options, &report);
-    std::string bytes = serialize::serialize_model(model, write_options(options));
-    report.done(model);
-    return bytes;
+    return to_bytes(model, options, report);
   });
 }
 

@@ -92,3 +92,13 @@ def test_python_report_in_artifacts_dir(tmp_path):
     torch2onnx.export(Net().eval(), (torch.randn(1, 3, 8, 8),), str(tmp_path / "m.onnx"), report=True,
                       artifacts_dir=str(tmp_path / "reports"))
     assert os.path.exists(str(tmp_path / "reports" / "m_report.md"))
+
+
+def test_python_report_for_a_stream(tmp_path):
+    import io
+
+    torch2onnx = pytest.importorskip("torch2onnx")
+    buf = io.BytesIO()
+    torch2onnx.export(Net().eval(), (torch.randn(1, 3, 8, 8),), buf, report=str(tmp_path / "s.md"))
+    text = open(str(tmp_path / "s.md")).read()
+    assert buf.getvalue() and "| result | exported |" in text and "| ONNX file |" not in text, text
