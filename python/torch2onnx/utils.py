@@ -187,6 +187,20 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
     return None
 
 
+def _export_part(fn, args, opset_version, do_constant_folding):
+    """A graph part (a ScriptFunction, for find_mismatch) exported to bytes:
+    returns (bytes, the flattened values it was given, the indices of those
+    the graph does not take)."""
+    options = _options(opset_version, True, False, TrainingMode.EVAL, None, None, OperatorExportTypes.ONNX,
+                       do_constant_folding, None, False, None, False, False)
+    options["keep_doc_strings"] = False
+    options["inline_autograd"] = True
+    with _modes._exporting():
+        module, values, _, _ = _prepare(fn, args, None, TrainingMode.EVAL)
+        data, unused = _C().export(module, values, None, options)
+    return data, values, unused
+
+
 def _report_path(report, artifacts_dir, path, model):
     """Where report=... writes: a path as given, or for True
     <artifacts_dir>/<model file name>_report.md (the model's class name when

@@ -8,7 +8,8 @@ import torch
 
 from . import errors
 
-__all__ = ["VerificationError", "run_onnx_runtime", "verify", "ort_session", "compare", "compare_rows"]
+__all__ = ["VerificationError", "run_onnx_runtime", "verify", "ort_session", "compare", "compare_rows", "find_mismatch",
+           "GraphInfo"]
 
 
 class VerificationError(errors.OnnxExporterError, AssertionError):
@@ -181,3 +182,22 @@ def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=
         if not row["ok"]:
             raise VerificationError(f"output {row['output']}: {row['why']}")
     return rows
+
+
+def find_mismatch(model, input_args, do_constant_folding=True, training=None, opset_version=None,
+                  keep_initializers_as_inputs=True, verbose=False, options=None):
+    """torch.onnx.verification.find_mismatch: bisects the model's graph down to the smallest
+    parts whose ONNX export differs from PyTorch in ONNX Runtime; prints the tree and the
+    mismatching operators and returns the GraphInfo tree (see _mismatch)."""
+    from . import _mismatch
+
+    return _mismatch.find_mismatch(model, input_args, do_constant_folding, training, opset_version,
+                                   keep_initializers_as_inputs, verbose, options)
+
+
+def __getattr__(name):
+    if name == "GraphInfo":
+        from . import _mismatch
+
+        return _mismatch.GraphInfo
+    raise AttributeError(name)
