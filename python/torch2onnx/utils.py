@@ -181,9 +181,10 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
 
         onnx_bytes = data if path is None else None
         with _modes.select_model_mode_for_export(model, training):
-            verification.verify(model, positional, keyword, path if path is not None else onnx_bytes, values,
-                                scripted=isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)),
-                                unused=unused, report=report)
+            verification._verify_export(model, positional, keyword, path if path is not None else onnx_bytes,
+                                        values,
+                                        scripted=isinstance(model, (torch.jit.ScriptModule, torch.jit.ScriptFunction)),
+                                        unused=unused, report=report)
     return None
 
 

@@ -158,7 +158,7 @@ def rows_markdown(rows):
     return "\n".join(lines)
 
 
-def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=(), report=None):
+def _verify_export(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=(), report=None):
     """Runs `model` in PyTorch and the exported `onnx_model` (path or bytes) in
     ONNX Runtime on the same example args and compares the outputs. `values`
     are what the core was given (scripted models take numbers as inputs too);
@@ -182,6 +182,79 @@ def verify(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4, unused=
         if not row["ok"]:
             raise VerificationError(f"output {row['output']}: {row['why']}")
     return rows
+
+
+def _replace_tensors(value, fresh):
+    """`value` with each tensor replaced by the next of `fresh` (an iterator), in _flatten's order."""
+    if isinstance(value, torch.Tensor):
+        return next(fresh)
+    if isinstance(value, tuple):
+        return tuple(_replace_tensors(v, fresh) for v in value)
+    if isinstance(value, list):
+        return [_replace_tensors(v, fresh) for v in value]
+    if isinstance(value, dict):
+        return {k: _replace_tensors(v, fresh) for k, v in value.items()}
+    return value
+
+
+def _random_like(t, shape, generator):
+    """A random tensor of t's dtype and the given shape; integers within t's range (indices stay valid)."""
+    if t.dtype == torch.bool:
+        return torch.rand(shape, generator=generator) > 0.5
+    if t.is_floating_point():
+        return torch.randn(shape, generator=generator).to(t.dtype)
+    lo, hi = (int(t.min()), int(t.max())) if t.numel() else (0, 1)
+    return torch.randint(lo, hi + 1, shape, generator=generator, dtype=t.dtype)
+
+
+def verify(model, args, onnx_model, kwargs=None, rtol=1e-4, atol=0.0, sizes=(None, 1), seed=0, quiet=False):
+    """Runs `model` in PyTorch and the exported `onnx_model` (a path or bytes)
+    in ONNX Runtime on `args` and, for a model with dynamic axes (symbolic
+    dims of its inputs), on random inputs along them: each symbolic dim set
+    to each of `sizes` (None: the example's size + 3), the others as in the
+    example. Compares every output (floats within atol + rtol * (1 + max
+    |torch|), integers exactly), prints a table per run unless quiet, and
+    raises VerificationError on a mismatch. Returns the rows of every run.
+    The model's tensor inputs must be the ONNX graph's inputs, in order."""
+    args = args if isinstance(args, tuple) else (args,)
+    session = ort_session(onnx_model)
+    declared = session.get_inputs()
+    tensors = [t for t in _flatten(list(args) + [kwargs or {}], numbers=False)]
+    if len(tensors) != len(declared):
+        raise VerificationError(f"the ONNX model has {len(declared)} inputs, the args hold {len(tensors)} tensors")
+    symbolic = sorted({d for i in declared for d in i.shape if isinstance(d, str)})
+    runs = [("example", args, kwargs)]
+    generator = torch.Generator().manual_seed(seed)
+    for size in (sizes if symbolic else ()):
+        chosen = {}
+        for i, t in zip(declared, tensors):
+            for d, n in zip(i.shape, t.shape):
+                if isinstance(d, str):
+                    chosen.setdefault(d, n + 3 if size is None else size)
+        fresh = [_random_like(t, [chosen[d] if isinstance(d, str) else n for d, n in zip(i.shape, t.shape)], generator)
+                 for i, t in zip(declared, tensors)]
+        it = iter(fresh)
+        new_args, new_kwargs = _replace_tensors(args, it), _replace_tensors(kwargs, it)
+        runs.append((", ".join(f"{d}={chosen[d]}" for d in symbolic), new_args, new_kwargs))
+    all_rows, failures = [], []
+    for label, a, k in runs:
+        with torch.no_grad():
+            expected = model(*a, **(k or {}))
+        inputs = _flatten(list(a) + [k or {}], numbers=False)
+        actual = run_onnx_runtime(session, inputs)
+        optional = [o.type.startswith("optional(") for o in session.get_outputs()]
+        exp = _as_graph_outputs(_flatten(expected, numbers=True, none=True), optional)
+        rows = compare_rows(exp, actual, rtol)
+        for r in rows:  # atol on top of the relative bound
+            if not r["ok"] and r["why"].startswith("max |onnxruntime") and r["max_abs"] <= r["bound"] + atol:
+                r.update(ok=True, why="")
+        if not quiet:
+            print(f"{label}:\n{rows_markdown(rows)}")
+        all_rows.append((label, rows))
+        failures += [f"{label}: output {r['output']}: {r['why']}" for r in rows if not r["ok"]]
+    if failures:
+        raise VerificationError("; ".join(failures))
+    return all_rows
 
 
 def find_mismatch(model, input_args, do_constant_folding=True, training=None, opset_version=None,

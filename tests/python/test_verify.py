@@ -1,0 +1,63 @@
+"""torch2onnx.verification.verify (python/torch2onnx/verification.py): PyTorch
+against ONNX Runtime on the example and on random inputs along the model's
+dynamic axes, every output compared, a table per run."""
+import pytest
+import torch
+import torch.nn as nn
+
+torch2onnx = pytest.importorskip("torch2onnx")
+pytest.importorskip("onnxruntime")
+from torch2onnx import verification  # noqa: E402
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, tokens, scale):
+        h = self.fc(self.emb(tokens)) * scale
+        return h, h.argmax(-1)
+
+
+class BakesTheBatch(nn.Module):
+    def forward(self, x):
+        return x * float(x.shape[0])  # the trace keeps the example's batch size as a constant
+
+
+def test_dynamic_axes_are_varied(tmp_path, capsys):
+    torch.manual_seed(0)
+    model, path = Net().eval(), str(tmp_path / "net.onnx")
+    args = (torch.randint(0, 10, (2, 5)), torch.rand(2, 5, 1))
+    torch2onnx.export(model, args, path, input_names=["tokens", "scale"],
+                      dynamic_axes={"tokens": {0: "batch", 1: "seq"}, "scale": {0: "batch", 1: "seq"}})
+    runs = verification.verify(model, args, path)
+    assert [label for label, _ in runs] == ["example", "batch=5, seq=8", "batch=1, seq=1"]
+    for _, rows in runs:
+        assert [r["ok"] for r in rows] == [True, True]
+    assert runs[1][1][0]["shape"] == [5, 8, 3] and runs[1][1][1]["dtype"] == "int64"
+    out = capsys.readouterr().out
+    assert "| output | shape | dtype | max abs error |" in out and "| 1 | 1×1 | int64 |" in out, out
+
+
+def test_a_size_baked_into_the_trace_is_found(tmp_path):
+    path = str(tmp_path / "b.onnx")
+    x = torch.randn(2, 3)
+    torch2onnx.export(BakesTheBatch(), (x,), path, input_names=["x"], dynamic_axes={"x": [0]})
+    verification.verify(BakesTheBatch(), (x,), path, sizes=(2,), quiet=True)  # the example's size: fine
+    with pytest.raises(verification.VerificationError, match="x_dynamic_axes_1=5: output 0: max"):
+        verification.verify(BakesTheBatch(), (x,), path, quiet=True)
+
+
+def test_static_model_runs_once(tmp_path):
+    path = str(tmp_path / "s.onnx")
+    x = torch.randn(2, 3)
+    lin = nn.Linear(3, 2).eval()
+    torch2onnx.export(lin, (x,), path)
+    runs = verification.verify(lin, (x,), path, quiet=True)
+    assert len(runs) == 1 and runs[0][0] == "example"
+    other = nn.Linear(3, 2).eval()  # other weights: differs beyond rtol, within a large atol
+    with pytest.raises(verification.VerificationError):
+        verification.verify(other, (x,), path, quiet=True)
+    verification.verify(other, (x,), path, quiet=True, atol=100.0)
