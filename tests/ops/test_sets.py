@@ -39,11 +39,6 @@ CASES = optest.enable_pt2([
     Case("unique_sorted", lambda x: torch.unique(x), (torch.tensor([3.0, 1.0, 2.0, 1.0, 3.0, -1.0]),), min_opset=11),
     Case("unique_inverse_counts", lambda x: torch.unique(x, return_inverse=True, return_counts=True),
          (torch.randint(0, 4, (3, 5)),), min_opset=11),
-    # NaNs are each their own value, last, in their order (ONNX Runtime's Unique drops them)
-    Case("unique_nans", lambda x: torch.unique(x, return_inverse=True, return_counts=True),
-         (torch.tensor([[nan, 1.0, inf], [nan, 3.0, 1.0]]),), min_opset=11),
-    Case("unique_all_nan", lambda x: torch.unique(x, return_inverse=True, return_counts=True),
-         (torch.tensor([nan, nan]).double(),), min_opset=11),
     # (sorted=False: test_sort.py)
     Case("tensor_unique", lambda x: x.unique(return_counts=True), (torch.tensor([2, 2, 7, 0, 7]),), min_opset=11),
     Case("unique_dim", lambda x: torch.unique(x, dim=0, return_inverse=True, return_counts=True),
@@ -56,6 +51,17 @@ CASES = optest.enable_pt2([
     Case("unique_consecutive_dim", lambda x: torch.unique_consecutive(x, return_counts=True, dim=0),
          (torch.tensor([[1, 2], [1, 2], [0, 1], [1, 2]]),), min_opset=11),
 ])
+
+# NaNs are each their own value, last, in their order (ONNX Runtime's Unique
+# drops them). PyTorch 1.13's kernel gives them index 0 and count 0: its
+# reference is wrong there, so these run on torch 2.x only.
+if int(torch.__version__.split(".")[0]) >= 2:
+    CASES += optest.enable_pt2([
+        Case("unique_nans", lambda x: torch.unique(x, return_inverse=True, return_counts=True),
+             (torch.tensor([[nan, 1.0, inf], [nan, 3.0, 1.0]]),), min_opset=11),
+        Case("unique_all_nan", lambda x: torch.unique(x, return_inverse=True, return_counts=True),
+             (torch.tensor([nan, nan]).double(),), min_opset=11),
+    ])
 
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)
