@@ -146,6 +146,7 @@ std::string to_bytes(const ir::Model& model, const ExportOptions& options, Repor
 
 void write_file(ir::Model& model, const std::string& path, const ExportOptions& options,
                 const std::function<void()>& before_commit = {}, Report* report = nullptr) {
+  write_picture(model, options, report);  // (first: a failure leaves no model behind either)
   auto t0 = std::chrono::steady_clock::now();
   serialize::WriteOptions w = write_options(options);
   w.before_commit = before_commit;
@@ -159,7 +160,6 @@ void write_file(ir::Model& model, const std::string& path, const ExportOptions& 
               << ".data' next to the model (ONNX external data)\n";
     w.external_data = true;
   }
-  write_picture(model, options, report);  // (first: a failure leaves no model behind either)
   serialize::write_model(model, path, w);
   note_stage("write", t0);
   if (report) report->done(model);
@@ -231,10 +231,6 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
   torch_side::TorchGraph tg = trace_to_torch_graph(module, args, options, hooks);
   if (graph) *graph = tg.graph;
   return convert::find_unsupported(tg, user_registry(), opset);
-}
-
-void write_program(ir::Model& model, const std::string& path, const ExportOptions& options) {
-  write_file(model, path, options);
 }
 
 void export_program_to_file(const std::string& program, const std::string& path, const ExportOptions& options) {

@@ -29,8 +29,6 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
                                                    const ExportHooks& hooks,
                                                    std::shared_ptr<torch::jit::Graph>* graph = nullptr);
 
-// Writes an exported model to `path` (external data as the options say).
-void write_program(ir::Model& model, const std::string& path, const ExportOptions& options);
 // The .pt2 program at `program` exported to `path`.
 void export_program_to_file(const std::string& program, const std::string& path, const ExportOptions& options);
 

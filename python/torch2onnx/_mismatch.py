@@ -17,6 +17,14 @@ def _nodes(graph):
     return [n for n in graph.nodes() if n.kind() != "prim::Constant"]
 
 
+def _tuple(graph, values):
+    """A tuple of `values` built at the end of `graph` (a function returns one value)."""
+    t = graph.create("prim::TupleConstruct", values, 1)
+    graph.appendNode(t)
+    t.output().setType(torch._C.TupleType([v.type() for v in values]))
+    return t.output()
+
+
 def _place(node):
     """Where a node came from: its module path and the first source line
     outside torch itself ("layers.1 (model.py:12)"), as far as known."""
@@ -84,11 +92,7 @@ class GraphInfo:
         if len(outputs) == 1:
             g.registerOutput(mapping[outputs[0]])
         else:
-            values = [mapping[o] for o in outputs]
-            t = g.create("prim::TupleConstruct", values, 1)
-            g.appendNode(t)
-            t.output().setType(torch._C.TupleType([v.type() for v in values]))
-            g.registerOutput(t.output())
+            g.registerOutput(_tuple(g, [mapping[o] for o in outputs]))
         return torch._C._create_function_from_graph(f"part_{self.id or 'all'}", g), inputs, outputs
 
     # ------------------------------------------------------------- check
@@ -190,13 +194,9 @@ def _values(graph, args):
     for n, c in zip(graph.nodes(), g.nodes()):
         if n.kind() != "prim::Constant":
             wanted += list(zip(n.outputs(), c.outputs()))
-    values = [co for _, co in wanted]
-    t = g.create("prim::TupleConstruct", values, 1)
-    g.appendNode(t)
-    t.output().setType(torch._C.TupleType([v.type() for v in values]))
     for i in reversed(range(len(list(g.outputs())))):
         g.eraseOutput(i)
-    g.registerOutput(t.output())
+    g.registerOutput(_tuple(g, [co for _, co in wanted]))
     inputs = list(graph.inputs())
     if inputs and not inputs[0].uses() and len(inputs) == len(args) + 1:  # self, frozen away
         g.eraseInput(0)

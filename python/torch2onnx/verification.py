@@ -141,7 +141,11 @@ def compare_rows(expected, actual, rtol=1e-4):
 def compare(expected, actual, rtol=1e-4):
     """Raises VerificationError unless each output matches: integers and bools
     exactly, floats within rtol * (1 + max |expected|). Returns the rows of compare_rows."""
-    rows = compare_rows(expected, actual, rtol)
+    return _raise_on_mismatch(compare_rows(expected, actual, rtol))
+
+
+def _raise_on_mismatch(rows):
+    """The rows, unless one does not match: then VerificationError with its reason."""
     for row in rows:
         if not row["ok"]:
             raise VerificationError(f"output {row['output']}: {row['why']}")
@@ -178,10 +182,7 @@ def _verify_export(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4,
         with open(report, "a") as out:
             out.write("\n## Verification\n\nONNX Runtime against PyTorch on the example inputs "
                       f"(floats within {rtol:g} · (1 + max |torch|), integers exactly):\n\n" + rows_markdown(rows) + "\n")
-    for row in rows:
-        if not row["ok"]:
-            raise VerificationError(f"output {row['output']}: {row['why']}")
-    return rows
+    return _raise_on_mismatch(rows)
 
 
 def _replace_tensors(value, fresh):

@@ -140,7 +140,7 @@ class DotWriter {
       drawn.push_back(n.get());
       place(n.get(), id);
     }
-    count_scopes();
+    count("");
     write_scope("", 1);
     for (const ir::Node* n : drawn) edges_into(n);
     for (size_t i = 0; i < g.outputs().size(); ++i) {
@@ -203,7 +203,6 @@ class DotWriter {
     for (const std::string& c : s.children) s.nodes += count(c);
     return s.nodes;
   }
-  void count_scopes() { count(""); }
 
   // The scope classes of a node: every enclosing drawn scope, "s<index>".
   std::string classes_of(const std::string& path) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ir/printer.h"
+#include "serialize/writer.h"
 
 namespace torch2onnx::serialize {
 namespace {
@@ -39,7 +40,6 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
-std::string base_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 std::string dir_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash);

@@ -151,11 +151,6 @@ void emit(const ir::Model& model, const WriteOptions& options, const std::string
   }
 }
 
-std::string base_name(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // A file written under a temporary name and renamed into place by commit().
 // Small pieces are gathered in a 1 MiB buffer; large ones (the weights) go
 // straight from the tensors' memory to write(2).
@@ -217,6 +212,11 @@ class AtomicFile {
 };
 
 }  // namespace
+
+std::string base_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
 
 bool exceeds_protobuf_limit(const ir::Model& model) {
   uint64_t total = 0;

@@ -30,6 +30,9 @@ struct WriteOptions {
 bool exceeds_protobuf_limit(const ir::Model& model);
 
 void write_model(const ir::Model& model, const std::string& path, const WriteOptions& options);
+// "dir/m.onnx" -> "m.onnx".
+std::string base_name(const std::string& path);
+
 // The same bytes as write_model, in memory.
 std::string serialize_model(const ir::Model& model, const WriteOptions& options);
 

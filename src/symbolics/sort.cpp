@@ -333,7 +333,7 @@ UniqueResult unique_with_nans(SymbolicContext& ctx, Value* flat, DType dt) {
   Value* j = ctx.op("Sub", {ctx.op("CumSum", {ctx.cast(nan, DType::Int64), zero}), one});
   // (padded: Gather must not index an empty inverse when every element is NaN)
   Value* padded = ctx.op("Concat", {r.inverse, ctx.constant(ir::Tensor::from_int64s({0}, {1}))}, {{"axis", int64_t{0}}});
-  Value* k0 = ctx.op("Where", {nan, ctx.const_scalar(DType::Int64, 0), k});  // (Max takes int64 from opset 12)
+  Value* k0 = ctx.op("Where", {nan, zero, k});  // (Max takes int64 from opset 12)
   Value* kept_index = ctx.op("Gather", {padded, k0});
   Value* inverse = ctx.op("Where", {nan, ctx.op("Add", {j, u}), kept_index});
   Value* nan_counts = ctx.op("Expand", {one, ctx.op("Shape", {nans})});

@@ -107,8 +107,8 @@ struct Lifter {
     const auto& [m, owner, attr] = assigned_attrs.at(path);
     c10::IValue v = m.attr(attr);
     if (v.isTensor()) return param_input(path, v.toTensor());
-    torch::jit::WithInsertPoint guard(at);
     if (v.isObject() && !is_torchbind_object(v)) return materialize(at, v, path);  // (LevelMapper)
+    torch::jit::WithInsertPoint guard(at);
     std::optional<Value*> c;
     if (!v.isModule())
       if (auto inserted = torch::jit::tryInsertConstant(*tg.graph, v)) c = *inserted;

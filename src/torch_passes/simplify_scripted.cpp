@@ -75,11 +75,6 @@ void fold_constant_appends(torch::jit::Block* b, torch::jit::Graph& g) {
   }
 }
 
-// len(l) and l[i] (a constant i) whose elements are known (elements_at:
-// a list built in one block (`images = [img for img in images]` once unrolled,
-// the items() of a folded dict)) and nothing writes into the list before the
-// read: the length is a constant (so `for i in range(len(l))` unrolls too),
-// the element the value stored.
 // How many pieces x.split(sizes) gives when the list of sizes is known
 // (roi_heads' per-image box counts, each read from a tensor's shape).
 std::optional<size_t> split_count(torch::jit::Value* list) {
@@ -90,6 +85,11 @@ std::optional<size_t> split_count(torch::jit::Value* list) {
   return sizes ? std::optional(sizes->size()) : std::nullopt;
 }
 
+// len(l) and l[i] (a constant i) whose elements are known (elements_at:
+// a list built in one block (`images = [img for img in images]` once unrolled,
+// the items() of a folded dict)) and nothing writes into the list before the
+// read: the length is a constant (so `for i in range(len(l))` unrolls too),
+// the element the value stored.
 void fold_list_reads(torch::jit::Block* b, torch::jit::Graph& g) {
   for (auto it = b->nodes().begin(); it != b->nodes().end();) {
     torch::jit::Node* n = *it;
