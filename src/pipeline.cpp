@@ -149,6 +149,8 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
     timer.done(("fold round " + std::to_string(round + 1)).c_str());
   }
   timer.done("fold_static_values");
+  torch_side::mark_dynamic_dims(tg, ctx);
+  timer.done("mark_dynamic_dims");
   if (std::getenv("T2O_DUMP_TORCH_GRAPH")) std::cerr << "[t2o] torch graph after the torch passes:\n" << *tg.graph;
   return tg;
 }

@@ -98,6 +98,60 @@ const std::vector<int64_t>& SymbolicContext::sizes(size_t idx) const {
   fail("the shape of argument " + std::to_string(idx) + " is unknown");
 }
 
+bool SymbolicContext::dynamic(const Arg& a, int64_t r, int64_t d) const {
+  if (a.constant || a.static_shape) return false;
+  if (static_cast<int64_t>(a.dynamic_dims.size()) == r) return a.dynamic_dims[static_cast<size_t>(d)];
+  if (!dynamic_export_) return false;
+  // (a size ONNX's inference cannot tell is taken as varying)
+  if (!a.value || a.value->type().kind != ir::ValueType::Kind::Tensor || !serialize::infer_value_type(a.value, opset_))
+    return true;
+  const auto& shape = a.value->type().shape;
+  // (a complex value is its (real, imag) pair: one more dim, last)
+  return static_cast<int64_t>(shape.size()) < r || !shape[static_cast<size_t>(d)].is_static();
+}
+
+bool SymbolicContext::dim_is_dynamic(size_t idx, int64_t d) const {
+  const int64_t r = rank(idx);
+  if (d < 0) d += r;
+  if (d < 0 || d >= r) fail("argument " + std::to_string(idx) + " has no dim " + std::to_string(d));
+  return dynamic(arg(idx), r, d);
+}
+
+void SymbolicContext::fail_dynamic(const std::string& what, int64_t d, int64_t example) const {
+  fail("dim " + std::to_string(d) + " of " + what +
+       " is dynamic (it varies with the export's dynamic axes), but this lowering needs its size at export time "
+       "(the example has " + std::to_string(example) + "): export with that dim static");
+}
+
+int64_t SymbolicContext::static_dim(size_t idx, int64_t d) const {
+  const int64_t r = rank(idx);
+  const int64_t dd = d < 0 ? d + r : d;
+  if (dim_is_dynamic(idx, dd)) {
+    const Arg& a = arg(idx);
+    fail_dynamic("argument " + std::to_string(idx) + (a.name.empty() ? "" : " (" + a.name + ")"), dd,
+                 sizes(idx)[static_cast<size_t>(dd)]);
+  }
+  return sizes(idx)[static_cast<size_t>(dd)];
+}
+
+const std::vector<int64_t>& SymbolicContext::static_sizes(size_t idx) const {
+  for (int64_t d = 0, r = rank(idx); d < r; ++d) static_dim(idx, d);
+  return sizes(idx);
+}
+
+const std::vector<int64_t>& SymbolicContext::static_element_sizes(size_t idx, size_t k) const {
+  const Arg& list = arg(idx);
+  if (k >= list.elements.size() || !list.elements[k].has_sizes)
+    fail("the sizes of element " + std::to_string(k) + " of argument " + std::to_string(idx) + " are unknown");
+  const Arg& e = list.elements[k];
+  const int64_t r = static_cast<int64_t>(e.sizes.size());
+  for (int64_t d = 0; d < r; ++d)
+    if (dynamic(e, r, d))
+      fail_dynamic("element " + std::to_string(k) + " of argument " + std::to_string(idx), d,
+                   e.sizes[static_cast<size_t>(d)]);
+  return e.sizes;
+}
+
 const OutputInfo& SymbolicContext::out_info(size_t k) const {
   if (k >= outputs_info_.size()) fail("has no output " + std::to_string(k));
   return outputs_info_[k];

@@ -68,6 +68,7 @@ void upsample_aa(SymbolicContext& ctx, bool cubic) {
   if (ctx.rank(0) != 4) ctx.fail("antialiased interpolation takes a 4-D input");
   const auto& in = ctx.sizes(0);
   const auto& out = ctx.out_info().sizes;
+  ctx.static_dim(0, 2), ctx.static_dim(0, 3);  // (the interpolation weights are constants)
   if (out.size() != 4) ctx.fail("the output shape is unknown");
   for (size_t d = 2; d < 4; ++d)
     if (in[d] < 0 || out[d] < 0) ctx.fail("antialiased interpolation before opset 18 needs static spatial sizes");

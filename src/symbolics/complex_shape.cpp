@@ -62,6 +62,20 @@ void reshape(SymbolicContext& ctx) {
 // aten::flatten(self, start_dim, end_dim): the example's result sizes.
 void flatten(SymbolicContext& ctx) {
   if (!ctx.out_info(0).has_sizes) ctx.fail("flattening a complex tensor needs the example's sizes");
+  const int64_t r = ctx.rank(0);
+  bool dynamic = false;
+  for (int64_t d = 0; d < r; ++d) dynamic = dynamic || ctx.dim_is_dynamic(0, d);
+  if (dynamic) {  // the kept sizes at run time, -1 for the flattened run
+    const int64_t start = helpers::normalize_dim(ctx, ctx.i(1), r), end = helpers::normalize_dim(ctx, ctx.i(2), r);
+    ir::Value* x = pair_in(ctx, 0, rt_of(ctx));
+    ir::Value* s = ctx.op("Shape", {x});
+    std::vector<ir::Value*> parts;
+    if (start > 0) parts.push_back(helpers::slice(ctx, s, {0}, {0}, {start}));
+    parts.push_back(ctx.const_ints({-1}));
+    parts.push_back(helpers::slice(ctx, s, {0}, {end + 1}, {r + 1}));
+    ctx.out(ctx.op("Reshape", {x, ctx.op("Concat", parts, {{"axis", int64_t{0}}})}));
+    return;
+  }
   std::vector<int64_t> shape = ctx.out_info(0).sizes;
   shape.push_back(2);
   ctx.out(ctx.op("Reshape", {pair_in(ctx, 0, rt_of(ctx)), ctx.const_ints(shape)}));
@@ -82,8 +96,8 @@ void squeeze(SymbolicContext& ctx) {
   else
     for (int64_t d = 0; d < r; ++d) dims.push_back(d);
   std::vector<int64_t> axes;
-  for (int64_t d : dims)
-    if (sizes[static_cast<size_t>(d)] == 1) axes.push_back(d);
+  for (int64_t d : dims)  // (a dynamic dim of size 1 in the example: refused, as it need not stay 1)
+    if (sizes[static_cast<size_t>(d)] == 1 && ctx.static_dim(0, d) == 1) axes.push_back(d);
   ir::Value* p = pair_in(ctx, 0, rt_of(ctx));
   ctx.out(axes.empty() ? p : helpers::squeeze(ctx, p, axes));
 }

@@ -25,6 +25,7 @@ std::vector<int64_t> expand_to(std::vector<int64_t> v, size_t n, const SymbolicC
 void emit_conv(SymbolicContext& ctx, ConvArgs a) {
   const auto& wsizes = ctx.sizes(a.weight);
   if (wsizes.size() < 3) ctx.fail("the weight must have at least 3 dimensions");
+  for (size_t d = 2; d < wsizes.size(); ++d) ctx.static_dim(a.weight, static_cast<int64_t>(d));  // (kernel_shape)
   const size_t nd = wsizes.size() - 2;
   std::vector<int64_t> kernel(wsizes.begin() + 2, wsizes.end());
   a.stride = expand_to(a.stride, nd, ctx, "stride");
@@ -114,7 +115,7 @@ void convolution_mode(SymbolicContext& ctx) {
 void conv_tbc(SymbolicContext& ctx) {
   if (ctx.rank(0) != 3 || ctx.rank(1) != 3) ctx.fail("conv_tbc needs a 3-D input and a 3-D weight");
   const int64_t pad = ctx.num_args() > 3 ? ctx.i(3) : 0;
-  const int64_t width = ctx.sizes(1)[0];
+  const int64_t width = ctx.static_dim(1, 0);
   const ir::DType dt = ctx.dtype(0);
   ir::Value* x = ctx.op("Transpose", {ctx.in(0)}, {{"perm", std::vector<int64_t>{1, 2, 0}}});
   ir::Value* w = ctx.op("Transpose", {ctx.in_as(1, dt)}, {{"perm", std::vector<int64_t>{2, 1, 0}}});

@@ -150,11 +150,10 @@ ir::Tensor arange_constant(const SymbolicContext& ctx, size_t s, std::optional<s
                            DType dt) {
   const double sd = e ? ctx.f(s) : 0.0, ed = e ? ctx.f(*e) : ctx.f(s), std_ = st ? ctx.f(*st) : 1.0;
   if (ir::is_integral(dt)) {
-    const int64_t xs = e ? int_of(ctx, s) : 0, xe = e ? int_of(ctx, *e) : int_of(ctx, s),
-                  xst = st ? int_of(ctx, *st) : 1;
+    const int64_t xs = e ? int_of(ctx, s) : 0, xst = st ? int_of(ctx, *st) : 1;
     if (xst == 0) ctx.fail("arange: step must be nonzero");
-    const double size_d = dt == DType::Int64 ? std::ceil(static_cast<double>(xe - xs) / static_cast<double>(xst))
-                                             : std::ceil((ed - sd) / std_);
+    // (PyTorch 2.x counts on the bounds as given; 1.13 truncated them first for int64 results)
+    const double size_d = std::ceil((ed - sd) / std_);
     const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(size_d));
     std::vector<int64_t> vals(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) vals[static_cast<size_t>(i)] = xs + xst * i;
@@ -195,10 +194,11 @@ void arange_impl(SymbolicContext& ctx, std::optional<size_t> start, size_t end, 
   ir::Value* s = get(start, 0.0);
   ir::Value* e = ctx.scalar_value(end, acc);
   ir::Value* st = get(step, 1.0);
-  // Count: ceil((end - start) / step) in double (on the truncated bounds for int64 results).
+  // Count: ceil((end - start) / step) in double, on the bounds as given (PyTorch 2.x; 1.13
+  // truncated them first for int64 results), the values from the truncated start and step.
   ir::Value* num;
   ir::Value* den;
-  if (dt == DType::Int64 || acc == DType::Double) {
+  if (acc == DType::Double) {
     num = ctx.cast(ctx.op("Sub", {e, s}), DType::Double);
     den = ctx.cast(st, DType::Double);
   } else {

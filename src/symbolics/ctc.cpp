@@ -64,7 +64,7 @@ void ctc_loss(SymbolicContext& ctx) {
   const int64_t trank = ctx.rank(1);
   int64_t S = 0;
   if (trank == 1 && batched) {
-    S = ctx.sizes(1)[0];
+    S = ctx.static_dim(1, 0);
     Value* offsets = ctx.op("Sub", {ctx.op("CumSum", {tg_len, ctx.const_int(0)}), tg_len});
     Value* pos = ctx.op("Add", {helpers::unsqueeze(ctx, offsets, {1}), helpers::unsqueeze(ctx, ctx.const_ints([&] {
                                   std::vector<int64_t> r;
@@ -75,7 +75,7 @@ void ctc_loss(SymbolicContext& ctx) {
     targets = S > 0 ? ctx.op("Gather", {targets, pos}, {{"axis", int64_t{0}}}) : helpers::reshape(ctx, pos, {-1, 0});
   } else {
     if (!batched) targets = helpers::unsqueeze(ctx, targets, {0});
-    S = ctx.sizes(1).back();
+    S = ctx.static_dim(1, -1);
   }
   // the extended labels [N, 2S+1]: blank, l1, blank, l2, ..., blank
   const int64_t E = 2 * S + 1;

@@ -225,7 +225,7 @@ void transform(Fx& f, Kind kind, const std::vector<int64_t>& dims, std::vector<i
   const std::vector<int64_t>& in = ctx.sizes(0);
   const size_t last = dims.size() - 1;
   for (size_t i = 0; i < dims.size(); ++i) {
-    const int64_t have = in[static_cast<size_t>(dims[i])];
+    const int64_t have = ctx.static_dim(0, dims[i]);
     if (s[i] == -1) s[i] = (real_output(kind) && i == last) ? 2 * (have - 1) : have;
     if (s[i] < 1) ctx.fail("invalid number of data points (" + std::to_string(s[i]) + ") in " + ctx.kind());
   }
@@ -343,7 +343,7 @@ void shift(SymbolicContext& ctx, bool inverse) {
   else
     for (int64_t d = 0; d < r; ++d) dims.push_back(d);
   for (int64_t d : dims) {
-    const int64_t n = ctx.sizes(0)[static_cast<size_t>(d)];
+    const int64_t n = ctx.static_dim(0, d);
     const int64_t k = inverse ? n - n / 2 : n / 2;  // elements moved to the front
     if (n == 0 || k % n == 0) continue;
     ir::Value* tail = helpers::slice(ctx, x, {d}, {n - k}, {n});

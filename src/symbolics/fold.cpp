@@ -26,6 +26,7 @@ void im2col(SymbolicContext& ctx) {
   const bool batched = rank == 4;
   if (!batched) x = helpers::unsqueeze(ctx, x, {0});
   const auto& s = ctx.sizes(0);
+  for (int64_t d = rank - 3; d < rank; ++d) ctx.static_dim(0, d);  // (window positions are constants)
   const int64_t c = s[static_cast<size_t>(rank - 3)], h = s[static_cast<size_t>(rank - 2)] + 2 * pad[0],
                 w = s[static_cast<size_t>(rank - 1)] + 2 * pad[1];
   const int64_t oh = (h - dil[0] * (k[0] - 1) - 1) / st[0] + 1, ow = (w - dil[1] * (k[1] - 1) - 1) / st[1] + 1;
@@ -73,6 +74,7 @@ void col2im_9(SymbolicContext& ctx) {
   const auto size = pair(ctx, 1), k = pair(ctx, 2), dil = pair(ctx, 3), pad = pair(ctx, 4), st = pair(ctx, 5);
   const bool batched = rank == 3;
   const auto& s = ctx.sizes(0);
+  ctx.static_dim(0, rank - 2), ctx.static_dim(0, rank - 1);  // (window positions are constants)
   const int64_t kk = k[0] * k[1], rows = s[static_cast<size_t>(rank - 2)], L = s[static_cast<size_t>(rank - 1)];
   if (rows % kk != 0) ctx.fail("col2im: the input's dim -2 must be divisible by the kernel's size");
   const int64_t c = rows / kk, H = size[0] + 2 * pad[0], W = size[1] + 2 * pad[1];

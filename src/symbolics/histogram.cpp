@@ -269,7 +269,7 @@ void histogramdd(SymbolicContext& ctx) {
   const DType t = hist_dtype(ctx);
   const int64_t rank = ctx.rank(0);
   if (rank < 1) ctx.fail("histogramdd: input must have at least one dimension");
-  const int64_t d = ctx.sizes(0).back();
+  const int64_t d = ctx.static_dim(0, -1);
   if (d < 1) ctx.fail("histogramdd: the points need at least one coordinate");
   Value* pts = helpers::reshape(ctx, ctx.in(0), {-1, d});
   const Arg& bins = ctx.arg(1);

@@ -542,7 +542,22 @@ void gather_11(SymbolicContext& ctx) {
 
 // x cut to the index's sizes in the dims other than `dim` (PyTorch allows a smaller index there).
 Value* cut_to_index(SymbolicContext& ctx, Value* v, const std::vector<int64_t>& vsizes,
-                    const std::vector<int64_t>& isizes, int64_t dim) {
+                    const std::vector<int64_t>& isizes, int64_t dim, size_t v_arg, size_t i_arg, Value* index) {
+  bool dynamic = false;
+  for (size_t d = 0; d < isizes.size(); ++d)
+    if (static_cast<int64_t>(d) != dim && d < vsizes.size())
+      dynamic = dynamic || ctx.dim_is_dynamic(v_arg, static_cast<int64_t>(d)) ||
+                ctx.dim_is_dynamic(i_arg, static_cast<int64_t>(d));
+  if (dynamic && ctx.opset() >= 10) {
+    // (sizes known at run time: slice every other dim to the index's size; Slice clamps longer ends)
+    std::vector<int64_t> axes;
+    for (size_t d = 0; d < isizes.size() && d < vsizes.size(); ++d)
+      if (static_cast<int64_t>(d) != dim) axes.push_back(static_cast<int64_t>(d));
+    if (axes.empty()) return v;
+    Value* ax = ctx.const_ints(axes);
+    Value* ends = ctx.op("Gather", {ctx.op("Shape", {index}), ax}, {{"axis", int64_t{0}}});
+    return helpers::slice_dynamic(ctx, v, ctx.const_ints(std::vector<int64_t>(axes.size(), 0)), ends, ax, nullptr);
+  }
   std::vector<int64_t> axes, starts, ends;
   for (size_t d = 0; d < isizes.size(); ++d) {
     if (static_cast<int64_t>(d) == dim || d >= vsizes.size() || isizes[d] >= vsizes[d]) continue;
@@ -571,7 +586,7 @@ void gather_9(SymbolicContext& ctx) {
   }
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   Value* idx = wrap_negative(ctx, ctx.cast(ctx.in(2), DType::Int64), helpers::dim_size(ctx, x, dim));
-  Value* xs = cut_to_index(ctx, x, ctx.sizes(0), ctx.sizes(2), dim);
+  Value* xs = cut_to_index(ctx, x, ctx.sizes(0), ctx.sizes(2), dim, 0, 2, idx);
   Value* oh = index_one_hot(ctx, idx, dim, rank, helpers::dim_size(ctx, x, dim));  // [.., N(dim), S, ..]
   Value* xu = helpers::unsqueeze(ctx, xs, {dim});                                      // [.., 1, S, ..]
   const DType dt = ctx.dtype(0), wdt = compute_dtype(dt);
@@ -612,7 +627,7 @@ ScatterArgs scatter_args(SymbolicContext& ctx) {
     Value* v = ctx.in_as(3, dt);
     a.src = ctx.op("Expand", {v, shape_of(ctx, a.idx)});
   } else {
-    a.src = cut_to_index(ctx, ctx.in_as(3, dt), ctx.sizes(3), ctx.sizes(2), -1);
+    a.src = cut_to_index(ctx, ctx.in_as(3, dt), ctx.sizes(3), ctx.sizes(2), -1, 3, 2, a.idx);
   }
   return a;
 }
@@ -765,9 +780,9 @@ void select_scatter(SymbolicContext& ctx, const char* op) {
   Value* index;
   if (ctx.constant(3)) {
     int64_t i = ctx.i(3);
-    const int64_t n = ctx.sizes(0)[static_cast<size_t>(dim)];
+    const int64_t n = i < 0 ? ctx.static_dim(0, dim) : ctx.sizes(0)[static_cast<size_t>(dim)];
     if (i < 0) i += n;
-    if (i < 0 || i >= n) ctx.fail("select_scatter index out of range");
+    if (i < 0 || (i >= n && !ctx.dim_is_dynamic(0, dim))) ctx.fail("select_scatter index out of range");
     index = ctx.constant(ir::Tensor::from_int64s({i}, ones));
   } else {
     index = wrap_negative(ctx, ctx.scalar_value(3, DType::Int64), helpers::dim_size(ctx, x, dim));
@@ -789,26 +804,32 @@ void slice_scatter(SymbolicContext& ctx, const char* op) {
   const int64_t step = ctx.num_args() > 5 && !ctx.none(5) ? ctx.i(5) : 1;
   if (step <= 0) ctx.fail("slice_scatter step must be positive");
   Value* src = ctx.in_as(1, ctx.dtype(0));
-  const int64_t len = ctx.sizes(1)[static_cast<size_t>(dim)];
-  if (len == 0) {
-    ctx.out(ctx.op("Identity", {x}));
-    return;
-  }
+  const bool const_start = ctx.num_args() <= 3 || ctx.none(3) || ctx.constant(3);
+  const int64_t start_c = const_start && ctx.num_args() > 3 && !ctx.none(3) ? ctx.i(3) : 0;
+  // Constant positions where they are the same for every input (src's length
+  // along dim static; a negative start needs self's length static too).
+  const bool static_pos =
+      const_start && !ctx.dim_is_dynamic(1, dim) && (start_c >= 0 || !ctx.dim_is_dynamic(0, dim));
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
   shape[static_cast<size_t>(dim)] = -1;
   Value* pos;
-  if (ctx.num_args() <= 3 || ctx.none(3) || ctx.constant(3)) {
+  if (static_pos) {
+    const int64_t len = ctx.sizes(1)[static_cast<size_t>(dim)];
+    if (len == 0) {
+      ctx.out(ctx.op("Identity", {x}));
+      return;
+    }
     const int64_t n = ctx.sizes(0)[static_cast<size_t>(dim)];
-    int64_t start = ctx.num_args() > 3 && !ctx.none(3) ? ctx.i(3) : 0;
+    int64_t start = start_c;
     if (start < 0) start += n;
     start = std::min(std::max<int64_t>(start, 0), n);
     std::vector<int64_t> p;
     for (int64_t i = 0; i < len; ++i) p.push_back(start + i * step);
     pos = ctx.constant(ir::Tensor::from_int64s(p));
   } else {
-    // A start computed at run time: wrapped and clamped to [0, n] like a slice's.
+    // A start or lengths known at run time: the start wrapped and clamped to [0, n] like a slice's.
     Value* n = helpers::dim_size(ctx, x, dim);
-    Value* start = wrap_negative(ctx, ctx.scalar_value(3, DType::Int64), n);
+    Value* start = wrap_negative(ctx, const_start ? ctx.const_int(start_c) : ctx.scalar_value(3, DType::Int64), n);
     start = ctx.op("Where", {ctx.op("Less", {start, ctx.const_int(0)}), ctx.const_int(0), start});
     start = ctx.op("Where", {ctx.op("Greater", {start, n}), n, start});
     Value* steps = helpers::arange(ctx, helpers::dim_size(ctx, src, dim));
@@ -831,7 +852,7 @@ void diagonal_scatter(SymbolicContext& ctx, const char* op) {
   const int64_t d1 = helpers::normalize_dim(ctx, ctx.num_args() > 3 ? ctx.i(3) : 0, rank);
   const int64_t d2 = helpers::normalize_dim(ctx, ctx.num_args() > 4 ? ctx.i(4) : 1, rank);
   if (d1 == d2) ctx.fail("diagonal dimensions cannot be identical");
-  const helpers::Diagonal diag = helpers::diagonal(ctx, x, ctx.sizes(0), off, d1, d2);
+  const helpers::Diagonal diag = helpers::diagonal(ctx, x, ctx.static_sizes(0), off, d1, d2);
   if (diag.positions.empty()) {
     ctx.out(ctx.op("Identity", {x}));
     return;

@@ -134,7 +134,7 @@ void split_into(SymbolicContext& ctx, const std::vector<int64_t>& sizes, int64_t
   ctx.out_list(helpers::split(ctx, ctx.in(0), sizes, dim));
 }
 
-int64_t dim_length(SymbolicContext& ctx, int64_t dim) { return ctx.sizes(0)[static_cast<size_t>(dim)]; }
+int64_t dim_length(SymbolicContext& ctx, int64_t dim) { return ctx.static_dim(0, dim); }  // (the number of pieces)
 
 // Pieces of at most `size` along dim (the last one shorter).
 std::vector<int64_t> pieces_of(SymbolicContext& ctx, int64_t length, int64_t size) {

@@ -66,7 +66,7 @@ ir::Value* matrix_norm(SymbolicContext& ctx, ir::Value* x, const std::string& or
                        bool keep) {
   if (ord == "fro") return helpers::reduce(ctx, "ReduceL2", x, {d0, d1}, keep);
   if (ord == "nuc" || (ord.empty() && std::fabs(p) == 2.0))  // from the singular values (linalg_svd.cpp)
-    return decomp::matrix_norm_svd(ctx, x, ctx.sizes(0), x->dtype(), ord == "nuc" ? "nuc" : (p > 0 ? "2" : "-2"), d0,
+    return decomp::matrix_norm_svd(ctx, x, ctx.static_sizes(0), x->dtype(), ord == "nuc" ? "nuc" : (p > 0 ? "2" : "-2"), d0,
                                    d1, keep);
   if (std::fabs(p) != 1.0 && !std::isinf(p))
     ctx.fail("matrix norm order " + std::to_string(p) + " is not one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf");

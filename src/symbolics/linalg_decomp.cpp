@@ -49,7 +49,7 @@ DType float_type(SymbolicContext& ctx, size_t idx) {
 }
 
 const std::vector<int64_t>& matrix_sizes(SymbolicContext& ctx, size_t idx) {
-  const auto& s = ctx.sizes(idx);
+  const auto& s = ctx.static_sizes(idx);
   if (s.size() < 2) ctx.fail("the input must have at least 2 dimensions");
   for (int64_t d : s)
     if (d == 0) ctx.fail("empty matrices are not supported");
@@ -231,8 +231,8 @@ void householder_product(SymbolicContext& ctx) {
   const auto& sizes = matrix_sizes(ctx, 0);
   const int64_t R = static_cast<int64_t>(sizes.size());
   const int64_t m = sizes[R - 2], n = sizes[R - 1];
-  const int64_t k = ctx.sizes(1).back();
-  if (ctx.sizes(1).size() != sizes.size() - 1 || k > n) ctx.fail("tau must be [..., k] with k <= n");
+  const int64_t k = ctx.static_dim(1, -1);
+  if (ctx.rank(1) != static_cast<int64_t>(sizes.size()) - 1 || k > n) ctx.fail("tau must be [..., k] with k <= n");
   const std::vector<int64_t> batch(sizes.begin(), sizes.end() - 2);
   Value* c0 = ctx.op("Expand", {eye(ctx, t, m, n), ctx.const_ints(cat(batch, {m, n}))});
   ctx.out(apply_reflectors(ctx, ctx.in(0), ctx.in_as(1, t), R, m, k, c0, true, true, t));
@@ -249,7 +249,7 @@ void ormqr(SymbolicContext& ctx) {
     ctx.fail("ormqr: the input and other must have the same batch dimensions");
   const bool left = ctx.none(3) ? true : ctx.b(3);
   const bool trans = ctx.none(4) ? false : ctx.b(4);
-  const int64_t k = ctx.sizes(1).back();
+  const int64_t k = ctx.static_dim(1, -1);
   const int64_t mv = sizes[R - 2];
   if (mv != (left ? csizes[R - 2] : csizes[R - 1])) ctx.fail("ormqr: the reflectors do not match other's size");
   // Q C = H_0 (... (H_{k-1} C)); Q^T C = H_{k-1} (... (H_0 C)); C Q = ((C H_0) ...) H_{k-1}; C Q^T backwards.

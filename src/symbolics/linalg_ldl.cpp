@@ -242,7 +242,7 @@ void ldl_solve(SymbolicContext& ctx) {
   if (ctx.dtype(2) != t) ctx.fail("ldl_solve: LD and B must have the same dtype");
   const std::vector<int64_t> sl = decomp::matrix_sizes(ctx, 0);
   const std::vector<int64_t> sb = decomp::matrix_sizes(ctx, 2);
-  const std::vector<int64_t>& sp = ctx.sizes(1);
+  const std::vector<int64_t>& sp = ctx.static_sizes(1);
   const int64_t n = sl.back(), r = sb.back();
   if (sl[sl.size() - 2] != n || sb[sb.size() - 2] != n || sp.empty() || sp.back() != n)
     ctx.fail("ldl_solve: LD must be [..., n, n], pivots [..., n] and B [..., n, k]");

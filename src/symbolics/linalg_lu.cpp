@@ -290,7 +290,7 @@ void lu_factor(SymbolicContext& ctx) {
   require_float(ctx, 0);
   require_pivot(ctx);
   const int64_t R = ctx.rank(0);
-  const int64_t m = ctx.sizes(0)[R - 2], n = ctx.sizes(0)[R - 1];
+  const int64_t m = ctx.static_dim(0, -2), n = ctx.static_dim(0, -1);
   Lu lu = eliminate(ctx, ctx.in(0), R, m, n, std::min(m, n));
   ctx.out(lu.m, 0);
   ctx.out(ctx.cast(ctx.op("Add", {lu.pivots, ctx.const_int(1)}), ir::DType::Int32), 1);
@@ -314,7 +314,7 @@ void linalg_lu(SymbolicContext& ctx) {
   require_float(ctx, 0);
   require_pivot(ctx);
   const int64_t R = ctx.rank(0);
-  const int64_t m = ctx.sizes(0)[R - 2], n = ctx.sizes(0)[R - 1];
+  const int64_t m = ctx.static_dim(0, -2), n = ctx.static_dim(0, -1);
   Lu lu = eliminate(ctx, ctx.in(0), R, m, n, std::min(m, n));
   auto [L, U] = unpack_lu(ctx, lu.m, R, m, n);
   ctx.out(perm_matrix(ctx, lu.perm, R - 1, m, ctx.dtype(0)), 0);
@@ -327,12 +327,12 @@ void linalg_lu(SymbolicContext& ctx) {
 void lu_unpack(SymbolicContext& ctx) {
   require_float(ctx, 0);
   const int64_t R = ctx.rank(0);
-  const int64_t m = ctx.sizes(0)[R - 2], n = ctx.sizes(0)[R - 1];
+  const int64_t m = ctx.static_dim(0, -2), n = ctx.static_dim(0, -1);
   const ir::DType t = ctx.dtype(0);
   const bool data = ctx.none(2) || ctx.b(2), pivots = ctx.none(3) || ctx.b(3);
   Value* empty = ctx.constant(ir::Tensor::from_doubles(t, {}, {0}));
   if (pivots) {
-    Value* perm = perm_from_pivots(ctx, ctx.in(1), ctx.rank(1), m, ctx.sizes(1).back());
+    Value* perm = perm_from_pivots(ctx, ctx.in(1), ctx.rank(1), m, ctx.static_dim(1, -1));
     ctx.out(perm_matrix(ctx, perm, ctx.rank(1), m, t), 0);
   } else {
     ctx.out(empty, 0);
@@ -374,8 +374,8 @@ void lu_solve_impl(SymbolicContext& ctx, size_t lu_i, size_t piv_i, size_t b_i, 
   require_float(ctx, lu_i);
   require_float(ctx, b_i);
   const int64_t rl = ctx.rank(lu_i), rb = ctx.rank(b_i);
-  const int64_t n = ctx.sizes(lu_i)[rl - 1];
-  Value* perm = perm_from_pivots(ctx, ctx.in(piv_i), ctx.rank(piv_i), n, ctx.sizes(piv_i).back());
+  const int64_t n = ctx.static_dim(lu_i, -1);
+  Value* perm = perm_from_pivots(ctx, ctx.in(piv_i), ctx.rank(piv_i), n, ctx.static_dim(piv_i, -1));
   Value* LU = ctx.in(lu_i);
   Value* B = ctx.in(b_i);
   if (left) return ctx.out(lu_solve_left(ctx, LU, rl, perm, B, rb, n, adjoint));
@@ -395,8 +395,8 @@ void old_lu_solve(SymbolicContext& ctx) { lu_solve_impl(ctx, 1, 2, 0, true, fals
 void linalg_solve(SymbolicContext& ctx) {
   require_float(ctx, 0);
   const int64_t ra = ctx.rank(0), rb = ctx.rank(1);
-  const auto& sa = ctx.sizes(0);
-  const auto& sb = ctx.sizes(1);
+  const auto& sa = ctx.static_sizes(0);
+  const auto& sb = ctx.static_sizes(1);
   const int64_t n = sa[ra - 1];
   const bool left = ctx.none(2) || ctx.b(2);
   const bool vec = rb == 1 || (rb == ra - 1 && std::equal(sb.begin(), sb.end(), sa.begin()));
@@ -437,7 +437,7 @@ void linalg_solve(SymbolicContext& ctx) {
 void linalg_inv(SymbolicContext& ctx) {
   require_float(ctx, 0);
   const int64_t R = ctx.rank(0);
-  auto [X, info] = inverse(ctx, ctx.in(0), R, ctx.sizes(0)[R - 1]);
+  auto [X, info] = inverse(ctx, ctx.in(0), R, ctx.static_dim(0, -1));
   ctx.out(X, 0);
   if (ctx.num_outputs() > 1) ctx.out(ctx.cast(info, ir::DType::Int32), 1);
 }

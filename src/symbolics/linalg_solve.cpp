@@ -52,7 +52,7 @@ std::pair<Value*, Value*> triangular(SymbolicContext& ctx, size_t a_i, size_t b_
   require_float(ctx, a_i);
   require_float(ctx, b_i);
   const int64_t ra = ctx.rank(a_i), rb = ctx.rank(b_i), R = std::max(ra, rb);
-  const int64_t n = ctx.sizes(a_i)[ra - 1];
+  const int64_t n = ctx.static_dim(a_i, -1);
   auto [A, B] = broadcast_batch(ctx, ctx.in(a_i), ra, ctx.in(b_i), rb);
   Value* T = transpose ? mT(ctx, A, R) : A;
   return {tri_solve(ctx, T, B, R, n, transpose ? upper : !upper, unit), A};
@@ -73,7 +73,7 @@ void linalg_solve_triangular(SymbolicContext& ctx) {
   require_float(ctx, 0);
   require_float(ctx, 1);
   const int64_t ra = ctx.rank(0), rb = ctx.rank(1), R = std::max(ra, rb);
-  const int64_t n = ctx.sizes(0)[ra - 1];
+  const int64_t n = ctx.static_dim(0, -1);
   auto [A, B] = broadcast_batch(ctx, ctx.in(0), ra, ctx.in(1), rb);
   ctx.out(mT(ctx, tri_solve(ctx, mT(ctx, A, R), mT(ctx, B, R), R, n, upper, unit), R));
 }
@@ -117,7 +117,7 @@ void linalg_cholesky(SymbolicContext& ctx) {
   const int64_t R = ctx.rank(0);
   const bool upper = !ctx.none(1) && ctx.b(1);
   Value* A = upper ? mT(ctx, ctx.in(0), R) : ctx.in(0);
-  auto [L, info] = cholesky_lower(ctx, A, R, ctx.sizes(0)[R - 1]);
+  auto [L, info] = cholesky_lower(ctx, A, R, ctx.static_dim(0, -1));
   ctx.out(upper ? mT(ctx, L, R) : L, 0);
   if (ctx.num_outputs() > 1) ctx.out(ctx.cast(info, ir::DType::Int32), 1);
 }
@@ -128,7 +128,7 @@ void cholesky_solve(SymbolicContext& ctx) {
   require_float(ctx, 1);
   const bool upper = !ctx.none(2) && ctx.b(2);
   const int64_t rb = ctx.rank(0), rl = ctx.rank(1), R = std::max(rb, rl);
-  const int64_t n = ctx.sizes(1)[rl - 1];
+  const int64_t n = ctx.static_dim(1, -1);
   auto [F, B] = broadcast_batch(ctx, ctx.in(1), rl, ctx.in(0), rb);
   Value* L = upper ? mT(ctx, F, R) : F;  // A = L L^T with L lower
   Value* Y = tri_solve(ctx, L, B, R, n, true, false);
@@ -139,7 +139,7 @@ void cholesky_solve(SymbolicContext& ctx) {
 void cholesky_inverse(SymbolicContext& ctx) {
   require_float(ctx, 0);
   const bool upper = !ctx.none(1) && ctx.b(1);
-  const int64_t R = ctx.rank(0), n = ctx.sizes(0)[R - 1];
+  const int64_t R = ctx.rank(0), n = ctx.static_dim(0, -1);
   Value* F = ctx.in(0);
   Value* L = upper ? mT(ctx, F, R) : F;
   Value* I = ctx.op("Expand", {eye(ctx, ctx.dtype(0), n, n), ctx.op("Shape", {F})});
@@ -153,7 +153,7 @@ void matrix_power(SymbolicContext& ctx) {
   const int64_t R = ctx.rank(0);
   if (R < 2) ctx.fail("matrix_power expects a matrix or a batch of matrices");
   int64_t p = ctx.i(1);
-  const int64_t n = ctx.sizes(0)[R - 1];
+  const int64_t n = ctx.static_dim(0, -1);
   Value* a = ctx.in(0);
   if (p < 0) {
     require_float(ctx, 0);
@@ -182,7 +182,7 @@ void matrix_power(SymbolicContext& ctx) {
 void matrix_exp(SymbolicContext& ctx) {
   require_float(ctx, 0);
   const ir::DType t = ctx.dtype(0);
-  const int64_t R = ctx.rank(0), n = ctx.sizes(0)[R - 1];
+  const int64_t R = ctx.rank(0), n = ctx.static_dim(0, -1);
   Value* A = ctx.in(0);
   if (n == 1) return ctx.out(ctx.op("Exp", {A}));  // (PyTorch's shortcut)
   const double theta = t == ir::DType::Double ? 1.090863719290036 : 3.010066362817634;
@@ -309,14 +309,14 @@ ir::DType vander_type(SymbolicContext& ctx) {
 void linalg_vander(SymbolicContext& ctx) {
   const int64_t r = ctx.rank(0);
   if (r < 1) ctx.fail("linalg_vander expects at least 1-D input");
-  const int64_t N = ctx.none(1) ? ctx.sizes(0).back() : ctx.i(1);
+  const int64_t N = ctx.none(1) ? ctx.static_dim(0, -1) : ctx.i(1);
   ctx.out(vander_of(ctx, ctx.in(0), r, N, true, vander_type(ctx)));
 }
 
 // aten::vander(x, N=None, increasing=False)
 void vander(SymbolicContext& ctx) {
   if (ctx.rank(0) != 1) ctx.fail("vander expects a 1-D input");
-  const int64_t N = ctx.none(1) ? ctx.sizes(0)[0] : ctx.i(1);
+  const int64_t N = ctx.none(1) ? ctx.static_dim(0, 0) : ctx.i(1);
   ctx.out(vander_of(ctx, ctx.in(0), 1, N, !ctx.none(2) && ctx.b(2), vander_type(ctx)));
 }
 
@@ -340,7 +340,7 @@ int64_t prod(const std::vector<int64_t>& v, size_t from, size_t to) {
 // prod(shape[:ind]) x prod(shape[ind:]) matrix, shaped shape[ind:] + shape[:ind].
 void tensorinv(SymbolicContext& ctx) {
   require_float(ctx, 0);
-  const auto& s = ctx.sizes(0);
+  const auto& s = ctx.static_sizes(0);
   const int64_t ind = ctx.none(1) ? 2 : ctx.i(1);
   if (ind <= 0 || ind > static_cast<int64_t>(s.size())) ctx.fail("tensorinv: ind must be in 1..A.dim()");
   const int64_t p = prod(s, 0, ind), q = prod(s, ind, s.size());
@@ -356,7 +356,7 @@ void tensorinv(SymbolicContext& ctx) {
 // A.shape[B.dim():].
 void tensorsolve(SymbolicContext& ctx) {
   require_float(ctx, 0);
-  std::vector<int64_t> s = ctx.sizes(0);
+  std::vector<int64_t> s = ctx.static_sizes(0);
   const int64_t ra = ctx.rank(0), rb = ctx.rank(1);
   Value* A = ctx.in(0);
   if (!ctx.none(2)) {

@@ -364,7 +364,7 @@ void linalg_cond(SymbolicContext& ctx) {
 // the sum of the singular values over the two dims.
 void nuclear_norm(SymbolicContext& ctx) {
   const DType t = float_type(ctx, 0);
-  const auto& sizes = ctx.sizes(0);
+  const auto& sizes = ctx.static_sizes(0);
   const int64_t R = static_cast<int64_t>(sizes.size());
   std::vector<int64_t> dims{0, 1};
   bool keep = false;

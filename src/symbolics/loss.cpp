@@ -365,7 +365,7 @@ void multi_margin_loss(SymbolicContext& ctx) {
   if (rank != 1 && rank != 2) ctx.fail("the input must be 1-D or 2-D");
   const double p = ctx.f(2);
   if (p != 1.0 && p != 2.0) ctx.fail("only p = 1 and p = 2 are supported (as in PyTorch)");
-  const int64_t classes = ctx.sizes(0).back();
+  const int64_t classes = ctx.static_dim(0, -1);
   if (rank == 1) x = helpers::unsqueeze(ctx, x, {0});
   y = helpers::reshape(ctx, y, {-1, 1});  // [N, 1]
   std::vector<int64_t> ids;
@@ -400,7 +400,7 @@ void multilabel_margin_loss(SymbolicContext& ctx) {
   ir::Value* y = ctx.in_as(1, ir::DType::Int64);
   const int64_t rank = ctx.rank(0);
   if (rank != 1 && rank != 2) ctx.fail("the input must be 1-D or 2-D");
-  const int64_t classes = ctx.sizes(0).back();
+  const int64_t classes = ctx.static_dim(0, -1);
   if (rank == 1) {
     x = helpers::unsqueeze(ctx, x, {0});
     y = helpers::unsqueeze(ctx, y, {0});

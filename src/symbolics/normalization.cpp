@@ -19,6 +19,13 @@ ir::Value* ones_or(SymbolicContext& ctx, size_t idx, const std::vector<int64_t>&
   return ctx.constant(ir::Tensor::from_doubles(dt, std::vector<double>(static_cast<size_t>(product(shape)), fill), shape));
 }
 
+// Argument idx (a per-channel scale or bias), or `fill` for each of the
+// input's channels (dim 1; a default that needs the channel count static).
+ir::Value* channels_or(SymbolicContext& ctx, size_t idx, ir::DType dt, double fill) {
+  if (!ctx.none(idx)) return ctx.in_as(idx, dt);
+  return ones_or(ctx, idx, {ctx.static_dim(0, 1)}, dt, fill);
+}
+
 // (x - mean) / sqrt(var + eps) over `axes`, with biased variance.
 ir::Value* normalize(SymbolicContext& ctx, ir::Value* x, const std::vector<int64_t>& axes, double eps, ir::DType dt) {
   ir::Value* mean = helpers::reduce(ctx, "ReduceMean", x, axes, true);
@@ -42,7 +49,7 @@ ir::Value* batch_stats_norm(SymbolicContext& ctx, ir::Value* x, ir::Value* scale
                             std::pair<ir::Value*, ir::Value*>* stats = nullptr) {
   const std::vector<int64_t> axes = batch_axes(sizes.size());
   std::vector<int64_t> bshape(sizes.size(), 1);
-  bshape[1] = sizes[1];
+  bshape[1] = -1;  // (scale and bias are [C])
   ir::Value* mean = helpers::reduce(ctx, "ReduceMean", x, axes, true);
   ir::Value* d = ctx.op("Sub", {x, mean});
   ir::Value* var = helpers::reduce(ctx, "ReduceMean", ctx.op("Mul", {d, d}), axes, true);
@@ -51,7 +58,7 @@ ir::Value* batch_stats_norm(SymbolicContext& ctx, ir::Value* x, ir::Value* scale
   if (scale) y = ctx.op("Mul", {y, helpers::reshape(ctx, scale, bshape)});
   if (bias) y = ctx.op("Add", {y, helpers::reshape(ctx, bias, bshape)});
   if (stats) {
-    const std::vector<int64_t> flat{sizes[1]};
+    const std::vector<int64_t> flat{-1};
     stats->first = helpers::reshape(ctx, mean, flat);
     stats->second = helpers::reshape(ctx, ctx.op("Reciprocal", {std}), flat);
   }
@@ -59,10 +66,10 @@ ir::Value* batch_stats_norm(SymbolicContext& ctx, ir::Value* x, ir::Value* scale
 }
 
 // BatchNormalization with running statistics (inference).
-ir::Value* running_stats_norm(SymbolicContext& ctx, size_t first, int64_t channels, double eps) {
+ir::Value* running_stats_norm(SymbolicContext& ctx, size_t first, double eps) {
   const ir::DType dt = ctx.dtype(0);
   return ctx.op("BatchNormalization",
-                {ctx.in(0), ones_or(ctx, first, {channels}, dt, 1.0), ones_or(ctx, first + 1, {channels}, dt, 0.0),
+                {ctx.in(0), channels_or(ctx, first, dt, 1.0), channels_or(ctx, first + 1, dt, 0.0),
                  ctx.in_as(first + 2, dt), ctx.in_as(first + 3, dt)},
                 {{"epsilon", eps}});
 }
@@ -74,7 +81,6 @@ void batch_norm(SymbolicContext& ctx) {
   const ir::DType dt = ctx.dtype(0);
   const auto& sizes = ctx.sizes(0);
   if (sizes.size() < 2) ctx.fail("batch_norm needs an input with a channel dimension");
-  const int64_t channels = sizes[1];
   const bool training = ctx.b(5);
   const double eps = ctx.f(7);
   if (training || ctx.none(3) || ctx.none(4)) {
@@ -82,7 +88,7 @@ void batch_norm(SymbolicContext& ctx) {
                              ctx.none(2) ? nullptr : ctx.in_as(2, dt), sizes, eps, dt));
     return;
   }
-  ctx.out(running_stats_norm(ctx, 1, channels, eps));
+  ctx.out(running_stats_norm(ctx, 1, eps));
 }
 
 // aten::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
@@ -102,7 +108,7 @@ void native_batch_norm(SymbolicContext& ctx) {
     ctx.out(ctx.cast(stats.second, ctx.out_dtype(2)), 2);
     return;
   }
-  ctx.out(running_stats_norm(ctx, 1, sizes[1], eps), 0);
+  ctx.out(running_stats_norm(ctx, 1, eps), 0);
   for (size_t k = 1; k <= 2; ++k) {
     const ir::DType odt = ctx.out_dtype(k) == ir::DType::Undefined ? dt : ctx.out_dtype(k);
     ctx.out(ctx.constant(ir::Tensor::from_doubles(odt, {}, {0})), k);
@@ -174,15 +180,13 @@ void native_layer_norm(SymbolicContext& ctx) {
 // aten::instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
 void instance_norm(SymbolicContext& ctx) {
   const ir::DType dt = ctx.dtype(0);
-  const auto& sizes = ctx.sizes(0);
-  const int64_t channels = sizes.at(1);
   if (!ctx.b(5) && !ctx.none(3)) {
     // Running statistics in eval mode: a plain batch norm.
-    ctx.out(running_stats_norm(ctx, 1, channels, ctx.f(7)));
+    ctx.out(running_stats_norm(ctx, 1, ctx.f(7)));
     return;
   }
   ctx.out(ctx.op("InstanceNormalization",
-                 {ctx.in(0), ones_or(ctx, 1, {channels}, dt, 1.0), ones_or(ctx, 2, {channels}, dt, 0.0)},
+                 {ctx.in(0), channels_or(ctx, 1, dt, 1.0), channels_or(ctx, 2, dt, 0.0)},
                  {{"epsilon", ctx.f(7)}}));
 }
 
@@ -199,7 +203,7 @@ void group_norm(SymbolicContext& ctx) {
   ir::Value* y = normalize(ctx, grouped, {2}, ctx.f(4), dt);
   y = ctx.op("Reshape", {y, shape});
   std::vector<int64_t> bshape(static_cast<size_t>(rank - 1), 1);
-  bshape[0] = sizes.at(1);
+  bshape[0] = -1;  // (weight and bias are [C])
   if (!ctx.none(2)) y = ctx.op("Mul", {y, helpers::reshape(ctx, ctx.in_as(2, dt), bshape)});
   if (!ctx.none(3)) y = ctx.op("Add", {y, helpers::reshape(ctx, ctx.in_as(3, dt), bshape)});
   ctx.out(y);
@@ -209,10 +213,10 @@ void group_norm(SymbolicContext& ctx) {
 // PyTorch's; opset 18's per-group form was deprecated for that reason).
 void group_norm_21(SymbolicContext& ctx) {
   const ir::DType dt = ctx.dtype(0);
-  const int64_t channels = ctx.sizes(0).at(1);
-  if (channels < 0) return group_norm(ctx);  // (the channel count is needed for the default scale and bias)
+  // (the default scale and bias need the channel count static; the opset-9 form does not)
+  if ((ctx.none(2) || ctx.none(3)) && ctx.dim_is_dynamic(0, 1)) return group_norm(ctx);
   ctx.out(ctx.op("GroupNormalization",
-                 {ctx.in(0), ones_or(ctx, 2, {channels}, dt, 1.0), ones_or(ctx, 3, {channels}, dt, 0.0)},
+                 {ctx.in(0), channels_or(ctx, 2, dt, 1.0), channels_or(ctx, 3, dt, 0.0)},
                  {{"epsilon", ctx.f(4)}, {"num_groups", ctx.i(1)}}));
 }
 

@@ -49,6 +49,12 @@ PoolInput pool_input(SymbolicContext& ctx, size_t nd) {
   return p;
 }
 
+// Lowerings that build the spatial sizes into the graph (windows, pads,
+// divisors) need them static: a dynamic one fails the conversion.
+void require_static_spatial(SymbolicContext& ctx, const PoolInput& in) {
+  for (size_t i = 0; i < in.nd; ++i) ctx.static_dim(0, -static_cast<int64_t>(in.nd - i));
+}
+
 // Number of spatial dimensions from the operator name (max_pool2d -> 2).
 size_t spatial_dims(const SymbolicContext& ctx) {
   const std::string& k = ctx.kind();
@@ -148,7 +154,10 @@ void max_pool(SymbolicContext& ctx, bool opset10) {
   PoolGeometry g = geometry(ctx, in, 1, 2, 3, 4, ceil_mode);
   if (!opset10) {
     if (!all_ones(g.dilation)) ctx.fail("max pooling with dilation needs opset 10 or later");
-    if (ceil_mode) ceil_to_pads(in, g);
+    if (ceil_mode) {
+      require_static_spatial(ctx, in);
+      ceil_to_pads(in, g);
+    }
   }
   ir::Value* x = batched(ctx, in, ctx.in(0));
   const bool dil = opset10 && !all_ones(g.dilation);
@@ -200,7 +209,10 @@ void avg_pool(SymbolicContext& ctx, bool opset10) {
     torch_div[i] = padded_window_sizes(in.spatial[i], g.kernel[i], g.pads[i], g.stride[i], g.out[i]);
     for (int64_t d : torch_div[i]) torch_div_full = torch_div_full && d == g.kernel[i];
   }
-  if (emulate_ceil) ceil_to_pads(in, g);
+  if (emulate_ceil) {
+    require_static_spatial(ctx, in);
+    ceil_to_pads(in, g);
+  }
 
   ir::Value* x = batched(ctx, in, ctx.in(0));
   const bool onnx_cip = count_include_pad || divisor;
@@ -209,6 +221,8 @@ void avg_pool(SymbolicContext& ctx, bool opset10) {
   ir::Value* y = ctx.op("AveragePool", {x}, std::move(attrs));
 
   if (onnx_cip && (divisor || (emulate_ceil && !torch_div_full))) {
+    // (with ceil_mode, which windows are clipped depends on the input size)
+    if (ceil_mode) require_static_spatial(ctx, in);
     // y * onnx_divisor / torch_divisor, per output position.
     const int64_t total = product(g.out);
     std::vector<double> scale(static_cast<size_t>(total));
@@ -264,6 +278,13 @@ void adaptive_pool(SymbolicContext& ctx, bool is_max) {
   }
   const bool want_indices = is_max && ctx.num_outputs() > 1;
   ir::Value* x = batched(ctx, in, ctx.in(0));
+  bool global = true;
+  for (int64_t o : out_size) global = global && o == 1;
+  if (global && !want_indices) {  // (any input size)
+    ctx.out(unbatched(ctx, in, ctx.op(is_max ? "GlobalMaxPool" : "GlobalAveragePool", {x})));
+    return;
+  }
+  require_static_spatial(ctx, in);
 
   bool even = true;
   std::vector<int64_t> kernel;
@@ -275,9 +296,7 @@ void adaptive_pool(SymbolicContext& ctx, bool is_max) {
     // Includes the global case (kernel = the whole input) and the identity (kernel 1).
     ir::Attributes a{{"kernel_shape", kernel}, {"pads", std::vector<int64_t>(2 * nd, 0)}, {"strides", kernel}};
     if (!is_max) {
-      bool global = true;
-      for (int64_t o : out_size) global = global && o == 1;
-      ir::Value* y = global ? ctx.op("GlobalAveragePool", {x}) : ctx.op("AveragePool", {x}, std::move(a));
+      ir::Value* y = ctx.op("AveragePool", {x}, std::move(a));
       ctx.out(unbatched(ctx, in, y));
       return;
     }

@@ -111,9 +111,7 @@ void block_diag(SymbolicContext& ctx) {
   std::vector<int64_t> rows, cols;
   for (size_t k = 0; k < n; ++k) {
     Value* v = ctx.cast(ctx.elem(0, k), t);
-    const Arg& e = ctx.arg(0).elements[k];
-    if (!e.has_sizes) ctx.fail("block_diag needs the sizes of its tensors");
-    const std::vector<int64_t>& s = e.sizes;
+    const std::vector<int64_t>& s = ctx.static_element_sizes(0, k);
     if (s.size() > 2) ctx.fail("block_diag takes tensors of at most 2 dimensions");
     int64_t r = 1, c = 1;
     if (s.size() == 1) c = s[0];
@@ -170,7 +168,7 @@ void cartesian_prod(SymbolicContext& ctx) {
 // gathered from the run-time values.
 void combinations(SymbolicContext& ctx) {
   if (ctx.rank(0) != 1) ctx.fail("combinations takes a 1-D tensor");
-  const int64_t n = ctx.sizes(0)[0], r = ctx.i(1);
+  const int64_t n = ctx.static_dim(0, 0), r = ctx.i(1);
   const bool repl = ctx.b(2);
   if (r < 0) ctx.fail("combinations needs r >= 0");
   Value* x = ctx.in(0);
@@ -239,7 +237,7 @@ void addr(SymbolicContext& ctx) {
 // as (x1 @ W viewed [I, O*J]) times x2 summed over j.
 void bilinear(SymbolicContext& ctx) {
   const DType t = out_t(ctx);
-  const std::vector<int64_t>& ws = ctx.sizes(2);
+  const std::vector<int64_t>& ws = ctx.static_sizes(2);
   if (ws.size() != 3) ctx.fail("bilinear needs a 3-D weight");
   const int64_t O = ws[0], I = ws[1], J = ws[2];
   const int64_t r1 = ctx.rank(0), r2 = ctx.rank(1);
@@ -267,7 +265,7 @@ void dist(SymbolicContext& ctx) {
 void pdist(SymbolicContext& ctx) {
   const DType t = out_t(ctx);
   if (ctx.rank(0) != 2) ctx.fail("pdist takes a 2-D tensor");
-  const int64_t n = ctx.sizes(0)[0];
+  const int64_t n = ctx.static_dim(0, 0);
   const double p = ctx.f(1);
   if (p < 0) ctx.fail("pdist needs p >= 0");
   std::vector<int64_t> ii, jj;
@@ -307,9 +305,9 @@ void diag(SymbolicContext& ctx) {
   const int64_t offset = ctx.none(1) ? 0 : ctx.i(1);
   Value* x = ctx.cast(ctx.in(0), t);
   const int64_t r = ctx.rank(0);
-  if (r == 1) return ctx.out(diag_matrix(ctx, x, ctx.sizes(0)[0], offset, t));
+  if (r == 1) return ctx.out(diag_matrix(ctx, x, ctx.static_dim(0, 0), offset, t));
   if (r != 2) ctx.fail("diag takes a 1-D or 2-D tensor");
-  helpers::Diagonal d = helpers::diagonal(ctx, x, ctx.sizes(0), offset, 0, 1);
+  helpers::Diagonal d = helpers::diagonal(ctx, x, ctx.static_sizes(0), offset, 0, 1);
   ctx.out(ctx.op("Gather", {d.flat, ctx.const_ints(d.positions)}, {{"axis", int64_t{0}}}));
 }
 
@@ -317,7 +315,7 @@ void diag(SymbolicContext& ctx) {
 void diagflat(SymbolicContext& ctx) {
   const DType t = out_t(ctx);
   int64_t n = 1;
-  for (int64_t s : ctx.sizes(0)) n *= s;
+  for (int64_t s : ctx.static_sizes(0)) n *= s;
   Value* v = helpers::reshape(ctx, ctx.cast(ctx.in(0), t), {-1});
   ctx.out(diag_matrix(ctx, v, n, ctx.none(1) ? 0 : ctx.i(1), t));
 }
@@ -332,7 +330,7 @@ void diag_embed(SymbolicContext& ctx) {
   const int64_t offset = ctx.i(1), R = r + 1;
   const int64_t d1 = helpers::normalize_dim(ctx, ctx.i(2), R), d2 = helpers::normalize_dim(ctx, ctx.i(3), R);
   if (d1 == d2) ctx.fail("diag_embed needs two different dims");
-  const int64_t n = ctx.sizes(0).back();
+  const int64_t n = ctx.static_dim(0, -1);
   Value* x = ctx.cast(ctx.in(0), t);
   Value* m;
   if (n == 0 && offset == 0) {

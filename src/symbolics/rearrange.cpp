@@ -2,6 +2,7 @@
 // as_strided, repeat_interleave, movedim, tensor_split,
 // unsafe_split_with_sizes, broadcast_tensors, numpy_T/mT, atleast_Nd,
 // narrow_copy, _shape_as_tensor, _reshape_from_tensor.
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <numeric>
@@ -86,9 +87,17 @@ void flipud(SymbolicContext& ctx, bool use_slice) {
 void roll(SymbolicContext& ctx) {
   Value* x = ctx.in(0);
   const int64_t rank = ctx.rank(0);
-  std::vector<int64_t> shifts = ctx.is(1);
+  // Shifts computed at run time (Swin's shift = window // 2 of a dynamic size) roll at run time.
+  const Arg& shift_arg = ctx.arg(1);
+  const bool runtime_shifts = shift_arg.is_list() && !shift_arg.constant &&
+                              std::any_of(shift_arg.elements.begin(), shift_arg.elements.end(),
+                                          [](const Arg& e) { return !e.constant; });
+  std::vector<int64_t> shifts =
+      runtime_shifts ? std::vector<int64_t>(shift_arg.elements.size(), 0) : ctx.is(1);
   std::vector<int64_t> dims = ctx.num_args() > 2 ? ctx.is(2) : std::vector<int64_t>{};
   std::vector<int64_t> sizes = ctx.sizes(0);
+  std::vector<bool> dynamic(sizes.size());
+  for (int64_t d = 0; d < rank; ++d) dynamic[static_cast<size_t>(d)] = ctx.dim_is_dynamic(0, d);
   bool flat = dims.empty();
   if (flat) {
     if (shifts.size() != 1) ctx.fail("roll without dims takes a single shift");
@@ -97,11 +106,31 @@ void roll(SymbolicContext& ctx) {
     x = helpers::reshape(ctx, x, {-1});
     dims = {0};
     sizes = {numel};
+    dynamic = {std::find(dynamic.begin(), dynamic.end(), true) != dynamic.end()};
   } else {
     if (shifts.size() != dims.size()) ctx.fail("roll needs as many shifts as dims");
     dims = helpers::normalize_dims(ctx, dims, rank);
   }
   for (size_t i = 0; i < dims.size(); ++i) {
+    if (runtime_shifts && ctx.opset() < 10) ctx.fail("a shift computed at run time needs opset 10 or later");
+    if ((runtime_shifts || dynamic[static_cast<size_t>(dims[i])]) && ctx.opset() >= 10) {
+      // A size or shift known at run time only: the shift mod n there (n = 0 rolls nothing).
+      const int64_t d = dims[i];
+      Value* n = helpers::reshape(ctx, helpers::dim_size(ctx, x, d), {1});
+      Value* shift = runtime_shifts ? helpers::reshape(ctx, ctx.cast(ctx.elem(1, i), DType::Int64), {1})
+                                    : ctx.const_ints({shifts[i]});
+      Value* s = ctx.op("Mod", {shift, ctx.op("Max", {n, ctx.const_ints({1})})});
+      Value* cut = ctx.op("Sub", {n, s});
+      Value* axis = ctx.const_ints({d});
+      Value* tail = helpers::slice_dynamic(ctx, x, cut, n, axis, nullptr);
+      Value* head = helpers::slice_dynamic(ctx, x, ctx.const_ints({0}), cut, axis, nullptr);
+      x = ctx.op("Concat", {tail, head}, {{"axis", d}});
+      continue;
+    }
+    if (dynamic[static_cast<size_t>(dims[i])]) {  // (opset 9: fails, naming the dim)
+      if (flat) ctx.static_sizes(0);
+      else ctx.static_dim(0, dims[i]);
+    }
     const int64_t d = dims[i], n = sizes[static_cast<size_t>(d)];
     if (n == 0) continue;
     const int64_t s = ((shifts[i] % n) + n) % n;
@@ -195,7 +224,7 @@ DiagonalArgs diagonal_args(SymbolicContext& ctx) {
 // are flattened; the diagonal is a Gather of constant positions.
 void diagonal(SymbolicContext& ctx) {
   const DiagonalArgs a = diagonal_args(ctx);
-  const helpers::Diagonal diag = helpers::diagonal(ctx, ctx.in(0), ctx.sizes(0), a.off, a.d1, a.d2);
+  const helpers::Diagonal diag = helpers::diagonal(ctx, ctx.in(0), ctx.static_sizes(0), a.off, a.d1, a.d2);
   ctx.out(ctx.op("Gather", {diag.flat, ctx.constant(ir::Tensor::from_int64s(diag.positions))}, {{"axis", a.rank - 2}}));
 }
 
@@ -245,11 +274,24 @@ void unfold(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   const int64_t n = ctx.sizes(0)[static_cast<size_t>(dim)];
   if (step <= 0 || size > n) ctx.fail("unfold: bad size or step");
-  const int64_t count = (n - size) / step + 1;
-  std::vector<int64_t> idx;
-  for (int64_t i = 0; i < count; ++i)
-    for (int64_t j = 0; j < size; ++j) idx.push_back(i * step + j);
-  Value* y = ctx.op("Gather", {x, ctx.constant(ir::Tensor::from_int64s(idx, {count, size}))}, {{"axis", dim}});
+  Value* windows;
+  if (ctx.dim_is_dynamic(0, dim) && ctx.opset() >= 11) {
+    // window i starts at i * step, for i < (n - size) / step + 1 (n known at run time)
+    Value* count = ctx.op("Add", {ctx.op("Div", {ctx.op("Sub", {helpers::dim_size(ctx, x, dim), ctx.const_int(size)}),
+                                                 ctx.const_int(step)}),
+                                  ctx.const_int(1)});
+    Value* starts = ctx.op("Mul", {ctx.op("Range", {ctx.const_int(0), count, ctx.const_int(1)}), ctx.const_int(step)});
+    std::vector<int64_t> offsets(static_cast<size_t>(size));
+    std::iota(offsets.begin(), offsets.end(), 0);
+    windows = ctx.op("Add", {helpers::unsqueeze(ctx, starts, {1}), ctx.constant(ir::Tensor::from_int64s(offsets, {1, size}))});
+  } else {
+    const int64_t count = (ctx.static_dim(0, dim) - size) / step + 1;
+    std::vector<int64_t> idx;
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t j = 0; j < size; ++j) idx.push_back(i * step + j);
+    windows = ctx.constant(ir::Tensor::from_int64s(idx, {count, size}));
+  }
+  Value* y = ctx.op("Gather", {x, windows}, {{"axis", dim}});
   std::vector<int64_t> perm;
   for (int64_t d = 0; d <= rank; ++d)
     if (d != dim + 1) perm.push_back(d);
@@ -266,7 +308,7 @@ void as_strided(SymbolicContext& ctx) {
   const int64_t offset = ctx.num_args() > 3 && !ctx.none(3) ? ctx.i(3) : 0;
   if (size.size() != stride.size()) ctx.fail("as_strided: size and stride differ in length");
   int64_t numel = 1;
-  for (int64_t s : ctx.sizes(0)) numel *= s;
+  for (int64_t s : ctx.static_sizes(0)) numel *= s;
   int64_t total = 1;
   for (int64_t s : size) total *= s;
   std::vector<int64_t> pos(static_cast<size_t>(total), offset);
@@ -437,7 +479,7 @@ std::vector<Value*> split_at(SymbolicContext& ctx, Value* x, int64_t dim, int64_
 void tensor_split(SymbolicContext& ctx) {
   const int64_t rank = ctx.rank(0);
   const int64_t dim = helpers::normalize_dim(ctx, ctx.num_args() > 2 ? ctx.i(2) : 0, rank);
-  const int64_t n = ctx.sizes(0)[static_cast<size_t>(dim)];
+  const int64_t n = ctx.static_dim(0, dim);
   const Arg& a = ctx.arg(1);
   bool sections = a.kind == Arg::Kind::Int;
   if (a.kind == Arg::Kind::Tensor) sections = ctx.rank(1) == 0;
@@ -516,7 +558,7 @@ void narrow_copy(SymbolicContext& ctx) {
   Value* x = ctx.in(0);
   if (ctx.constant(2) && ctx.constant(3)) {
     int64_t start = ctx.i(2);
-    if (start < 0) start += ctx.sizes(0)[static_cast<size_t>(dim)];
+    if (start < 0) start += ctx.static_dim(0, dim);
     ctx.out(helpers::slice(ctx, x, {dim}, {start}, {start + ctx.i(3)}));
     return;
   }

@@ -71,6 +71,10 @@ void read_size_and_scales(SymbolicContext& ctx, Plan& p, size_t size_idx, size_t
   bool all_scales = any_scale;
   for (const auto& s : scales) all_scales = all_scales && s.has_value();
   if (all_scales) {
+    // (with an output size too, PyTorch's output has that size while the scales map positions:
+    // one Resize reproduces both only for the example's input size)
+    if (has_size)
+      for (int64_t i = 0; i < p.nd; ++i) ctx.static_dim(0, 2 + i);
     std::vector<double> s;
     for (const auto& v : scales) s.push_back(*v);
     p.scales = s;
@@ -84,6 +88,7 @@ void read_size_and_scales(SymbolicContext& ctx, Plan& p, size_t size_idx, size_t
     for (int64_t i = 0; i < p.nd; ++i) {
       const auto& s = scales[static_cast<size_t>(i)];
       const size_t d = static_cast<size_t>(2 + i);
+      if (s) ctx.static_dim(0, static_cast<int64_t>(d));  // (agreeing at the example's size only)
       if (s && out.size() > d && std::abs(1.0 / *s - static_cast<double>(in[d]) / static_cast<double>(out[d])) > 1e-9)
         ctx.fail("an output size together with a scale factor that differs from it cannot be exported");
     }
@@ -338,11 +343,20 @@ void interpolate_with(SymbolicContext& ctx, Lowering how) {
     if (recompute) {
       // The output size from the scale, then mapped with in / out.
       const auto& in = ctx.sizes(0);
-      std::vector<int64_t> out;
-      for (int64_t i = 0; i < nd; ++i)
-        out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[static_cast<size_t>(2 + i)]) *
-                                                      s[static_cast<size_t>(i)])));
-      p.sizes = ctx.const_ints(out);
+      bool dynamic = false;
+      for (int64_t i = 0; i < nd; ++i) dynamic = dynamic || ctx.dim_is_dynamic(0, 2 + i);
+      if (dynamic) {  // floor(in * s) at run time
+        ir::Value* spatial = helpers::slice(ctx, ctx.op("Shape", {ctx.in(0)}), {0}, {2}, {2 + nd});
+        ir::Value* scaled = ctx.op("Mul", {ctx.cast(spatial, DType::Double),
+                                           ctx.constant(ir::Tensor::from_doubles(DType::Double, s, {nd}))});
+        p.sizes = ctx.cast(ctx.op("Floor", {scaled}), DType::Int64);
+      } else {
+        std::vector<int64_t> out;
+        for (int64_t i = 0; i < nd; ++i)
+          out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[static_cast<size_t>(2 + i)]) *
+                                                        s[static_cast<size_t>(i)])));
+        p.sizes = ctx.const_ints(out);
+      }
     } else {
       p.scales = s;
     }

@@ -59,9 +59,13 @@ Value* running(SymbolicContext& ctx, Value* x, int64_t dim, int64_t rank, Value*
                               return {next, next};
                             },
                             1);
-  // ONNX Runtime stacks zero iterations as shape (0): reshape to (n, others...)
-  Value* stacked = ctx.op("Reshape", {outs[1], ctx.op("Concat", {helpers::reshape(ctx, n, {1}), shape},
-                                                        {{"axis", int64_t{0}}})});
+  // ONNX Runtime stacks zero iterations as shape (0): reshape to (n, others...),
+  // a size 0 meaning 0 (allowzero, opset 14+; before, n = 0 becomes -1)
+  Value* lead = helpers::reshape(ctx, n, {1});
+  ir::Attributes zero;
+  if (ctx.opset() >= 14) zero.emplace_back("allowzero", int64_t{1});
+  else lead = ctx.op("Where", {ctx.op("Equal", {lead, ctx.const_ints({0})}), ctx.const_ints({-1}), lead});
+  Value* stacked = ctx.op("Reshape", {outs[1], ctx.op("Concat", {lead, shape}, {{"axis", int64_t{0}}})}, std::move(zero));
   return helpers::transpose(ctx, stacked, scan_axis_to(dim, rank));
 }
 

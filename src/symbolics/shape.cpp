@@ -118,11 +118,12 @@ void squeeze(SymbolicContext& ctx) {
     }
     for (int64_t d : ctx.is(1)) {
       int64_t a = helpers::normalize_dim(ctx, d, rank);
-      if (sizes[static_cast<size_t>(a)] == 1) axes.push_back(a);
+      if (sizes[static_cast<size_t>(a)] == 1 && ctx.static_dim(0, a) == 1) axes.push_back(a);
     }
   } else {
+    // (a dynamic dim of size 1 in the example is refused: it need not stay 1)
     for (int64_t i = 0; i < rank; ++i)
-      if (sizes[static_cast<size_t>(i)] == 1) axes.push_back(i);
+      if (sizes[static_cast<size_t>(i)] == 1 && ctx.static_dim(0, i) == 1) axes.push_back(i);
   }
   if (axes.empty()) {
     ctx.out(ctx.in(0));
@@ -303,7 +304,7 @@ void channel_shuffle(SymbolicContext& ctx) {
   const auto& s = ctx.sizes(0);
   if (s.size() < 3) ctx.fail("channel_shuffle takes an input of at least 3 dims");
   const int64_t g = ctx.i(1);
-  if (g <= 0 || s[1] % g != 0) ctx.fail("channel_shuffle: the number of channels must be divisible by groups");
+  if (g <= 0 || ctx.static_dim(0, 1) % g != 0) ctx.fail("channel_shuffle: the number of channels must be divisible by groups");
   ir::Value* x = helpers::reshape(ctx, ctx.in(0), {0, g, s[1] / g, -1});
   x = ctx.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
   ctx.out(ctx.op("Reshape", {x, ctx.op("Shape", {ctx.in(0)})}));

@@ -91,7 +91,8 @@ void slice(SymbolicContext& ctx) {
 // example size, run-time values with the shape).
 template <int Opset>
 ir::Value* index_value(SymbolicContext& ctx, ir::Value* x, size_t idx, int64_t dim) {
-  if (ctx.constant(idx)) {
+  // (a negative constant index into a dynamic dim is wrapped at run time)
+  if (ctx.constant(idx) && (Opset >= 11 || ctx.i(idx) >= 0 || !ctx.dim_is_dynamic(0, dim))) {
     int64_t i = ctx.i(idx);
     if (i < 0 && Opset < 11) i += ctx.sizes(0)[static_cast<size_t>(dim)];
     return ctx.const_int(i);
@@ -115,7 +116,7 @@ template <int Opset>
 void narrow(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), ctx.rank(0));
   ir::Value* x = ctx.in(0);
-  if (ctx.constant(2) && ctx.constant(3)) {
+  if (ctx.constant(2) && ctx.constant(3) && (ctx.i(2) >= 0 || !ctx.dim_is_dynamic(0, dim))) {
     int64_t start = ctx.i(2);
     if (start < 0) start += ctx.sizes(0)[static_cast<size_t>(dim)];
     ctx.out(helpers::slice(ctx, x, {dim}, {start}, {start + ctx.i(3)}));

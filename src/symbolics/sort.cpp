@@ -75,7 +75,7 @@ Value* full_k(SymbolicContext& ctx, Value* x, int64_t axis) {
 // The size of dim `dim` of argument 0, for the attribute form of TopK (only
 // it needs the size at export time).
 int64_t static_k(SymbolicContext& ctx, Form form, int64_t dim) {
-  return form == Form::K_attr ? ctx.sizes(0)[static_cast<size_t>(dim)] : -1;
+  return form == Form::K_attr ? ctx.static_dim(0, dim) : -1;
 }
 
 void sort(SymbolicContext& ctx, Form form, bool want_values) {
@@ -157,6 +157,8 @@ void kthvalue(SymbolicContext& ctx, Form form) {
 TopKResult median_along(SymbolicContext& ctx, Form form, Value* x, DType dt, int64_t dim, int64_t n_static,
                         bool keepdim) {
   const bool fp = ir::is_floating(dt);
+  if (form == Form::K_attr && n_static < 0)
+    ctx.fail("the median along a dynamic dim needs opset 10 or later (TopK's k as an input)");
   Value* isnan = fp ? ctx.op("IsNaN", {x}) : nullptr;
   Value* xs = fp ? ctx.op("Where", {isnan, ctx.const_scalar(dt, std::numeric_limits<double>::infinity()), x}) : x;
   Value* n = helpers::dim_size(ctx, x, dim);
@@ -186,8 +188,8 @@ template <typename Along>
 void median_forms(SymbolicContext& ctx, Along along) {
   Value* x = ctx.in(0);
   if (ctx.num_args() == 1) {
-    int64_t numel = 1;
-    for (int64_t s : ctx.sizes(0)) numel *= s;
+    int64_t numel = 1;  // (-1: dynamic; only opset 9's TopK needs it)
+    for (int64_t d = 0; d < ctx.rank(0); ++d) numel = ctx.dim_is_dynamic(0, d) || numel < 0 ? -1 : numel * ctx.sizes(0)[d];
     ctx.out(along(helpers::reshape(ctx, x, {-1}), 0, numel, false).values);
     return;
   }
@@ -198,7 +200,8 @@ void median_forms(SymbolicContext& ctx, Along along) {
     return;
   }
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
-  auto r = along(x, dim, ctx.sizes(0)[static_cast<size_t>(dim)], ctx.num_args() > 2 && ctx.b(2));
+  auto r = along(x, dim, ctx.dim_is_dynamic(0, dim) ? -1 : ctx.sizes(0)[static_cast<size_t>(dim)],
+                 ctx.num_args() > 2 && ctx.b(2));
   ctx.out(r.values, 0);
   ctx.out(r.indices, 1);
 }

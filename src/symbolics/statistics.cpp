@@ -53,7 +53,7 @@ Value* cov_matrix(SymbolicContext& ctx, Value* x, int64_t rank, int64_t correcti
   return ctx.op("Div", {ctx.op("MatMul", {xm, rhs}), norm});
 }
 
-int64_t num_vars(SymbolicContext& ctx) { return ctx.rank(0) < 2 ? 1 : ctx.sizes(0)[0]; }
+int64_t num_vars(SymbolicContext& ctx) { return ctx.rank(0) < 2 ? 1 : ctx.static_dim(0, 0); }
 
 // aten::cov(self, correction, fweights, aweights)
 void cov(SymbolicContext& ctx) {

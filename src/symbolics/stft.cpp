@@ -63,7 +63,7 @@ void stft(SymbolicContext& ctx, Backend b) {
   if (ctx.num_args() > 8 + o && !ctx.none(8 + o) && ctx.b(8 + o)) ctx.fail("align_to_window=True is not supported");
   if (hop <= 0) ctx.fail("hop_length must be positive");
   ir::Value* x = ctx.in_as(0, f.rt);
-  int64_t length = ctx.sizes(0).back();
+  int64_t length = ctx.static_dim(0, -1);
   if (with_center && ctx.b(5)) {
     const std::string mode = ctx.s(6);
     const std::string onnx_mode = mode == "reflect" ? "reflect" : mode == "replicate" ? "edge" : mode == "constant" ? "constant" : "";
@@ -143,7 +143,7 @@ void istft(SymbolicContext& ctx, Backend b) {
   const int64_t win_length = ctx.none(3) ? n_fft : ctx.i(3);
   const bool center = ctx.none(5) ? true : ctx.b(5);
   const bool normalized = !ctx.none(6) && ctx.b(6);
-  const int64_t bins = ctx.sizes(0)[static_cast<size_t>(r - 2)], frames = ctx.sizes(0)[static_cast<size_t>(r - 1)];
+  const int64_t bins = ctx.static_dim(0, -2), frames = ctx.static_dim(0, -1);
   const bool onesided = ctx.none(7) ? bins != n_fft : ctx.b(7);
   if (hop <= 0 || frames == 0) ctx.fail("istft needs a positive hop_length and at least one frame");
   if (bins != (onesided ? n_fft / 2 + 1 : n_fft)) ctx.fail("istft: the number of frequencies does not match n_fft");

@@ -66,7 +66,9 @@ ir::Value* fused_attention(SymbolicContext& ctx, ir::Value* q, ir::Value* k, ir:
   std::vector<ir::Value*> ins{q, k, v};
   if (allowed) ins.push_back(allowed);
   if (bias) ins.push_back(bias);
-  ir::Value* y = ctx.op("Attention", ins, {{"is_causal", int64_t{is_causal}}, {"scale", scale}});
+  ir::Attributes attrs{{"is_causal", int64_t{is_causal}}};
+  if (scale > 0) attrs.emplace_back("scale", scale);  // (none: ONNX's 1/sqrt(head size), at any size)
+  ir::Value* y = ctx.op("Attention", ins, std::move(attrs));
   if (!allowed && !bias) return y;
   ir::Value* any_key;  // [..., L, 1]
   if (allowed) {
@@ -241,14 +243,14 @@ void scaled_dot_product_attention(SymbolicContext& ctx) {
   ir::Value* k = ctx.in(1);
   ir::Value* v = ctx.in(2);
   if (enable_gqa) {
-    const auto& qs = ctx.sizes(0);
-    const auto& ks = ctx.sizes(1);
+    const auto& qs = ctx.static_sizes(0);
+    const auto& ks = ctx.static_sizes(1);
     if (q_rank < 3 || k_rank < 3 || ctx.rank(2) != k_rank) ctx.fail("enable_gqa needs (..., heads, L, E) inputs");
     const int64_t hq = qs[q_rank - 3], hk = ks[k_rank - 3];
     if (hk <= 0 || hq % hk) ctx.fail("enable_gqa: the query's heads must be a multiple of the key's heads");
     if (hq != hk) {
       k = repeat_heads(ctx, k, ks, hq / hk);
-      v = repeat_heads(ctx, v, ctx.sizes(2), hq / hk);
+      v = repeat_heads(ctx, v, ctx.static_sizes(2), hq / hk);
     }
   }
 
@@ -258,7 +260,7 @@ void scaled_dot_product_attention(SymbolicContext& ctx) {
   if (auto given = ctx.num_args() > 6 ? ctx.opt_f(6) : std::nullopt) {
     scale = *given;
   } else {
-    const int64_t e = ctx.sizes(0).back();
+    const int64_t e = ctx.static_dim(0, -1);
     if (e <= 0) ctx.fail("the query's last dimension is empty");
     scale = 1.0 / std::sqrt(static_cast<double>(e));
   }
@@ -309,6 +311,7 @@ void scaled_dot_product_attention_23(SymbolicContext& ctx) {
   if (!ir::is_floating(dt) || ctx.rank(0) != 4 || ctx.rank(1) != 4 || ctx.rank(2) != 4 || dropout_p != 0 ||
       (is_causal && !ctx.none(3)))
     return scaled_dot_product_attention(ctx);
+  if (ctx.dim_is_dynamic(0, 1) || ctx.dim_is_dynamic(1, 1)) return scaled_dot_product_attention(ctx);
   const int64_t hq = ctx.sizes(0)[1], hk = ctx.sizes(1)[1];
   const bool enable_gqa = ctx.num_args() > 7 && !ctx.none(7) && ctx.b(7);
   if (hq != hk && (!enable_gqa || hk <= 0 || hq % hk)) return scaled_dot_product_attention(ctx);
@@ -319,7 +322,8 @@ void scaled_dot_product_attention_23(SymbolicContext& ctx) {
   } else {
     const int64_t e = ctx.sizes(0).back();
     if (e <= 0) return scaled_dot_product_attention(ctx);
-    scale = 1.0 / std::sqrt(static_cast<double>(e));
+    // (a dynamic head size: the Attention node's default scale, 1/sqrt(E) at run time)
+    scale = ctx.dim_is_dynamic(0, -1) ? 0.0 : 1.0 / std::sqrt(static_cast<double>(e));
   }
   ir::Value *allowed = nullptr, *bias = nullptr;
   if (!ctx.none(3)) {

@@ -555,6 +555,60 @@ void compare_runs(const ExampleInfo& real, const ExampleInfo& meta, const std::s
 
 }  // namespace
 
+namespace {
+
+// Sizes that differ between the example run and the run with resized dynamic axes.
+void compare_sizes(ExampleInfo& a, const ExampleInfo& b) {
+  if (a.kind == ExampleInfo::Kind::Tensor && b.kind == ExampleInfo::Kind::Tensor &&
+      a.dtype != at::ScalarType::Undefined && b.dtype != at::ScalarType::Undefined) {
+    a.dynamic_dims.assign(a.sizes.size(), true);
+    if (b.sizes.size() == a.sizes.size())
+      for (size_t d = 0; d < a.sizes.size(); ++d) a.dynamic_dims[d] = a.sizes[d] != b.sizes[d];
+  }
+  for (size_t i = 0; i < a.elements.size() && i < b.elements.size(); ++i) compare_sizes(a.elements[i], b.elements[i]);
+}
+
+}  // namespace
+
+void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
+  const auto& dynamic = ctx.options.dynamic_axes;
+  if (dynamic.empty()) return;
+  // The dynamic axes doubled (divisibility kept: x.view(n // 2, 2, ...) still runs), as meta tensors.
+  std::vector<at::Tensor> resized = tg.example_inputs;
+  bool any = false;
+  for (size_t i = 0; i < tg.user_inputs.size() && i < resized.size(); ++i) {
+    const std::string name = i < ctx.options.input_names.size() ? ctx.options.input_names[i] : tg.user_input_names[i];
+    auto it = dynamic.find(name);
+    if (it == dynamic.end() || !resized[i].defined()) continue;
+    std::vector<int64_t> sizes = resized[i].sizes().vec();
+    const auto rank = static_cast<int64_t>(sizes.size());
+    for (const auto& a : it->second) {
+      const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+      if (axis >= 0 && axis < rank) sizes[static_cast<size_t>(axis)] *= 2;
+    }
+    resized[i] = at::empty(sizes, resized[i].options().device(at::kMeta));
+    any = true;
+  }
+  if (!any) return;
+  at::NoGradGuard no_grad;
+  OriginTable origins(tg.root_class);
+  auto real = std::move(tg.info);
+  tg.info.clear();
+  std::swap(tg.example_inputs, resized);
+  // (a model that needs data, or refuses the other sizes, stops the run: the
+  // values it computed before are compared, the others are left unknown)
+  try {
+    Runner(tg, origins, /*meta=*/true).run();
+  } catch (const NeedsRealRun&) {
+  } catch (const std::exception&) {
+  }
+  std::swap(tg.example_inputs, resized);
+  auto other = std::move(tg.info);
+  tg.info = std::move(real);
+  for (auto& [v, info] : tg.info)
+    if (auto it = other.find(v); it != other.end()) compare_sizes(info, it->second);
+}
+
 void example_run(TorchGraph& tg, const TorchContext& ctx) {
   at::NoGradGuard no_grad;
   OriginTable origins(tg.root_class);

@@ -171,6 +171,10 @@ class Folder {
   void run() {
     if (std::getenv("T2O_DEBUG_STATIC")) std::cerr << "[t2o] fold_static_values\n";
     analyze(tg_.graph->block(), true);
+    // (what the symbolics may build into the graph as constants: SymbolicContext::static_dim)
+    for (const Value* v : shape_static_)
+      if (auto it = tg_.info.find(v); it != tg_.info.end() && it->second.kind == ExampleInfo::Kind::Tensor)
+        it->second.shape_static = true;
     fold_block(tg_.graph->block());
   }
 

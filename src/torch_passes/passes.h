@@ -50,6 +50,9 @@ void cleanup(TorchGraph& tg, const TorchContext& ctx);
 // Runs the graph once on the example inputs and records every value's
 // dtype, shape and (for numbers) value.
 void example_run(TorchGraph& tg, const TorchContext& ctx);
+// Which sizes of each value vary with the dynamic axes: a second meta run
+// with those axes resized, compared with the first (ExampleInfo::dynamic_dims).
+void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx);
 
 // Values that depend neither on the inputs' data nor on their dynamic axes
 // (sizes of static shapes and arithmetic on them) become the constants the

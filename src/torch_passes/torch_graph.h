@@ -34,6 +34,9 @@ struct ExampleInfo {
   at::Tensor small_value;                            // tensors of at most 64 elements: the value
   std::optional<std::pair<double, int64_t>> qparams;  // per-tensor quantized tensors: scale, zero point
   std::vector<ExampleInfo> elements;                 // List/Tuple
+  bool shape_static = false;  // tensors: the same sizes for every input the export accepts (fold_static_values)
+  // Tensors: which sizes vary with the dynamic axes (mark_dynamic_dims; empty: not known).
+  std::vector<bool> dynamic_dims;
 };
 
 struct TorchGraph {

@@ -61,3 +61,37 @@ def test_static_model_runs_once(tmp_path):
     with pytest.raises(verification.VerificationError):
         verification.verify(other, (x,), path, quiet=True)
     verification.verify(other, (x,), path, quiet=True, atol=100.0)
+
+
+class Fn(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+# Lowerings whose loops or tables follow a size (issue 20's): with that size
+# dynamic the export is refused, naming the dim; with the other sizes dynamic
+# it exports and verify() finds it right at other sizes.
+SIZED = [
+    ("inv", torch.linalg.inv, (3, 4, 4), {1: "n", 2: "n"}, {0: "batch"}),
+    ("pdist", torch.pdist, (5, 3), {0: "rows"}, {1: "features"}),
+    ("diag_embed", torch.diag_embed, (2, 4), {1: "n"}, {0: "batch"}),
+    ("rfft", lambda x: torch.fft.rfft(x).abs(), (2, 16), {1: "length"}, {0: "batch"}),
+    ("cholesky", lambda x: torch.linalg.cholesky(x @ x.mT + torch.eye(x.shape[-1])), (2, 3, 3), {1: "n", 2: "n"},
+     {0: "batch"}),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape,refused,accepted", SIZED, ids=[s[0] for s in SIZED])
+def test_sized_lowerings_refuse_or_hold_at_other_sizes(tmp_path, name, fn, shape, refused, accepted):
+    torch.manual_seed(0)
+    model, x = Fn(fn).eval(), torch.randn(*shape)
+    path = str(tmp_path / f"{name}.onnx")
+    with pytest.raises(Exception, match=r"is dynamic \(it varies with the export's dynamic axes\)"):
+        torch2onnx.export(model, (x,), path, input_names=["x"], dynamic_axes={"x": refused})
+    torch2onnx.export(model, (x,), path, input_names=["x"], dynamic_axes={"x": accepted})
+    runs = verification.verify(model, (x,), path, quiet=True)
+    assert len(runs) == 3 and all(r["ok"] for _, rows in runs for r in rows)

@@ -49,6 +49,12 @@ struct Arg {
   ir::DType dtype = ir::DType::Undefined;
   bool has_sizes = false;
   std::vector<int64_t> sizes;
+  // Which sizes are the same for every input the export accepts: all of them
+  // (static_shape), per dim (dynamic_dims, true where a size varies: what a
+  // .pt2 program's symbolic sizes say), or neither known (then ONNX's
+  // inference on the value decides; see SymbolicContext::dim_is_dynamic).
+  bool static_shape = false;
+  std::vector<bool> dynamic_dims;
   // For an Int/Float/Bool computed at run time: the value in the example run.
   std::optional<double> example;
   // A quantized tensor (dtype: its stored integers; its ONNX value carries
@@ -133,6 +139,18 @@ class SymbolicContext {
   ir::DType dtype(size_t idx) const { return arg(idx).dtype; }
   int64_t rank(size_t idx) const;  // throws when unknown
   const std::vector<int64_t>& sizes(size_t idx) const;
+  // Sizes a lowering builds into the graph (loop trip counts, constants
+  // shaped like the input): the example's, when the size is the same for
+  // every input the export accepts; a size dynamic_axes makes vary fails the
+  // conversion, naming the argument and the dim (no graph that only works at
+  // the example's size). Dims compute at run time (Shape) need neither.
+  int64_t static_dim(size_t idx, int64_t d) const;  // d < 0 counts from the end
+  const std::vector<int64_t>& static_sizes(size_t idx) const;
+  bool dim_is_dynamic(size_t idx, int64_t d) const;
+  const std::vector<int64_t>& static_element_sizes(size_t idx, size_t k) const;  // of a Tensor[]'s element k
+  // Whether any input of the export has a dynamic size (set by the converter):
+  // without one, every size is static.
+  void set_dynamic_export(bool dynamic) { dynamic_export_ = dynamic; }
   size_t num_outputs() const { return outputs_info_.size(); }
   const OutputInfo& out_info(size_t k = 0) const;
   ir::DType out_dtype(size_t k = 0) const { return out_info(k).dtype; }
@@ -165,6 +183,8 @@ class SymbolicContext {
  private:
   const Arg& checked(size_t idx, const char* what) const;
   ir::Value* materialize(const Arg& a, ir::DType dtype);
+  bool dynamic(const Arg& a, int64_t rank, int64_t d) const;
+  [[noreturn]] void fail_dynamic(const std::string& what, int64_t d, int64_t example) const;
 
   std::string kind_;
   std::vector<Arg> args_;
@@ -176,6 +196,7 @@ class SymbolicContext {
   int64_t opset_;
   ArgMaterializer* materializer_;
   const void* source_node_ = nullptr;
+  bool dynamic_export_ = false;
 };
 
 }  // namespace torch2onnx

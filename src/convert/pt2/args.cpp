@@ -38,7 +38,10 @@ Arg ProgramConverter::tensor_arg(const std::string& name, const Node* n) {
   const TensorMeta& m = meta(name, n);
   a.dtype = m.dtype;
   a.has_sizes = true;
-  for (const SymInt& s : m.sizes) a.sizes.push_back(s.value ? *s.value : s.hint ? *s.hint : 1);
+  for (const SymInt& s : m.sizes) {
+    a.sizes.push_back(s.value ? *s.value : s.hint ? *s.hint : 1);
+    a.dynamic_dims.push_back(!s.value);  // a symbolic size varies with the program's dynamic dims
+  }
   return a;
 }
 

@@ -187,6 +187,7 @@ std::vector<OutputSlot> ProgramConverter::node_results(const Node& n) {
   std::vector<OutputInfo> outs;
   for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
   SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
+  ctx.set_dynamic_export(true);  // (tensor arguments say which of their sizes are symbolic)
   run_symbolic(*fn, ctx, n.op, where(n));
   return ctx.results();
 }

@@ -61,6 +61,8 @@ void Converter::apply_example(Arg& a, const ExampleInfo* info) {
       a.dtype = to_dtype(info->dtype);
       a.has_sizes = info->dtype != at::ScalarType::Undefined;
       a.sizes = info->sizes;
+      a.static_shape = info->shape_static;
+      if (info->dynamic_dims.size() == info->sizes.size()) a.dynamic_dims = info->dynamic_dims;
       a.qparams = info->qparams;
       break;
     case ExampleInfo::Kind::Int:
