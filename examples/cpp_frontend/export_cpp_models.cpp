@@ -8,6 +8,7 @@
 // comparison with ONNX Runtime (tests/cpp_frontend).
 #include <torch/torch.h>
 #include <torch2onnx/cpp_frontend.h>
+#include <torch2onnx/verify.h>
 
 #include <fstream>
 #include <iostream>
@@ -103,6 +104,11 @@ void export_one(const std::string& dir, const std::string& name, nn::Module& mod
   torch2onnx::export_cpp_module(module, run, inputs, dir + "/" + name + ".onnx", options);
   save(dir + "/" + name + ".pt", inputs, expected);
   std::cout << "exported " << name << " to " << dir << "/" << name << ".onnx\n";
+  // LibTorch against ONNX Runtime, in C++ (torch2onnx/verify.h)
+  const torch2onnx::VerifyResult check =
+      torch2onnx::verify(torch2onnx::trace_cpp_module(module, run, inputs), inputs, dir + "/" + name + ".onnx");
+  std::cout << check.markdown();
+  if (!check.ok()) throw torch2onnx::Error(torch2onnx::Error::Kind::Check, name + ": " + check.failures());
 }
 
 int main(int argc, char** argv) {

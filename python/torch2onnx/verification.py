@@ -182,7 +182,25 @@ def _verify_export(model, args, kwargs, onnx_model, values, scripted, rtol=1e-4,
         with open(report, "a") as out:
             out.write("\n## Verification\n\nONNX Runtime against PyTorch on the example inputs "
                       f"(floats within {rtol:g} · (1 + max |torch|), integers exactly):\n\n" + rows_markdown(rows) + "\n")
-    return _raise_on_mismatch(rows)
+    _raise_on_mismatch(rows)
+    # Dynamic axes: random inputs along them too (verify()), where the graph's
+    # inputs are the args' tensors in order.
+    all_values = _flatten(list(values), numbers=scripted)
+    dynamic = any(isinstance(d, str) for i in session.get_inputs() for d in i.shape)
+    if dynamic and not unused and len(all_values) == len(_flatten(list(values), numbers=False)):
+        try:
+            runs = verify(model, clone_tensors(tuple(args)), onnx_model, clone_tensors(dict(kwargs or {})) or None,
+                          rtol=rtol, quiet=True)
+        except VerificationError as e:
+            if report:
+                with open(report, "a") as out:
+                    out.write(f"\nAlong the dynamic axes: **{e}**\n")
+            raise
+        if report:
+            with open(report, "a") as out:
+                for label, run_rows in runs[1:]:
+                    out.write(f"\nRandom inputs, {label}:\n\n" + rows_markdown(run_rows) + "\n")
+    return rows
 
 
 def _replace_tensors(value, fresh):

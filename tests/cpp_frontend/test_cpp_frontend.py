@@ -23,6 +23,9 @@ def exported(tmp_path_factory):
     d = tmp_path_factory.mktemp("cpp_models")
     proc = subprocess.run([PROGRAM, str(d)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    # each model was also verified in C++ (torch2onnx::verify): a table whose every row matches
+    assert proc.stdout.count("example:\n| output | shape | dtype |") == 3, proc.stdout
+    assert "| yes |" in proc.stdout and "NO:" not in proc.stdout, proc.stdout
     return d
 
 

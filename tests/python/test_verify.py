@@ -95,3 +95,18 @@ def test_sized_lowerings_refuse_or_hold_at_other_sizes(tmp_path, name, fn, shape
     torch2onnx.export(model, (x,), path, input_names=["x"], dynamic_axes={"x": accepted})
     runs = verification.verify(model, (x,), path, quiet=True)
     assert len(runs) == 3 and all(r["ok"] for _, rows in runs for r in rows)
+
+
+def test_export_verify_true_runs_the_dynamic_axes(tmp_path):
+    # export(verify=True) checks the example, then verify() along the dynamic axes
+    x = torch.randn(2, 3)
+    path = str(tmp_path / "baked.onnx")
+    with pytest.raises(verification.VerificationError, match="n=5"):
+        torch2onnx.export(BakesTheBatch(), (x,), path, input_names=["x"], dynamic_axes={"x": {0: "n"}}, verify=True)
+    torch.manual_seed(0)
+    model, args = Net().eval(), (torch.randint(0, 10, (2, 5)), torch.rand(2, 5, 1))
+    report = str(tmp_path / "net.md")
+    torch2onnx.export(model, args, str(tmp_path / "net.onnx"), input_names=["tokens", "scale"],
+                      dynamic_axes={"tokens": {0: "batch"}, "scale": {0: "batch"}}, verify=True, report=report)
+    text = open(report).read()
+    assert "Random inputs, batch=5:" in text and "Random inputs, batch=1:" in text, text

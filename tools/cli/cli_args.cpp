@@ -153,6 +153,15 @@ Usage:
                                   opset that would); exit 1 if there is one. A .pt2
                                   (torch.export) program needs no inputs: its
                                   metadata has the shapes
+  torch2onnx verify MODEL.pt OUT.onnx (--args FILE.pt | --input SPEC ...) [--rtol R] [--atol A]
+                                  run the TorchScript model in LibTorch and OUT.onnx in
+                                  ONNX Runtime on the example inputs and on random inputs
+                                  along every dynamic axis (each at the example's size + 3
+                                  and at 1); compare every output (floats within
+                                  atol + rtol * (1 + max |torch|), rtol 1e-4 by default;
+                                  integers exactly); print a table per run; exit 1 on a
+                                  mismatch. ONNX Runtime: the onnxruntime Python package's
+                                  library, or $T2O_ONNXRUNTIME_LIB
   torch2onnx ops [--opset N] [--markdown]
   torch2onnx batch FILE           run many commands in one process: each line of FILE
                                   holds the arguments of one export command (or a
@@ -196,6 +205,8 @@ Options (as torch.onnx.export):
                               opset and IR version, the operators that cannot be
                               converted (written when the export fails on them too)
                               and the graph picture (FILE.svg, unless --graph)
+  --verify                    after the export, verify the model as `torch2onnx verify`
+                              does (--rtol/--atol apply); exit 1 on a mismatch
   --modules-as-functions C,D  each call of a submodule of class C or D (Python name,
                               plain or qualified; 'all' = every submodule) becomes an
                               ONNX local function (opset 15 and above)
@@ -236,7 +247,7 @@ Command parse(const std::vector<std::string>& argv) {
     c.name = "version";
     return c;
   }
-  if (first != "export" && first != "check" && first != "ops" && first != "batch")
+  if (first != "export" && first != "check" && first != "ops" && first != "batch" && first != "verify")
     usage_error("unknown command '" + first + "'");
   c.name = first;
   ++i;
@@ -271,6 +282,14 @@ Command parse(const std::vector<std::string>& argv) {
     else if (flag == "--external-data") c.options.external_data = true;
     else if (flag == "--graph") c.options.graph_picture = get();
     else if (flag == "--report") c.options.report = get();
+    else if (flag == "--verify" && c.name == "export") c.verify = true;
+    else if ((flag == "--rtol" || flag == "--atol") && (c.name == "export" || c.name == "verify")) {
+      const std::string v = get();
+      char* end = nullptr;
+      const double x = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end || !(x >= 0)) usage_error(flag + " needs a non-negative number, got '" + v + "'");
+      (flag == "--rtol" ? c.rtol : c.atol) = x;
+    }
     else if (flag == "--modules-as-functions" || flag == "--export-modules-as-functions") {
       c.options.export_modules_as_functions = split_names(get());
       for (auto& cls : c.options.export_modules_as_functions)
@@ -297,14 +316,22 @@ Command parse(const std::vector<std::string>& argv) {
       return help;
     } else if (!a.empty() && a[0] == '-') {
       usage_error("unknown option '" + a + "'");
-    } else if ((c.name == "export" || c.name == "check" || c.name == "batch") && c.model.empty()) {
+    } else if ((c.name == "export" || c.name == "check" || c.name == "batch" || c.name == "verify") &&
+               c.model.empty()) {
       c.model = a;
+    } else if (c.name == "verify" && c.onnx.empty()) {
+      c.onnx = a;
     } else {
       usage_error("unexpected argument '" + a + "'");
     }
   }
   if (c.name == "batch" && c.model.empty()) usage_error("batch needs a file with one export command per line");
-  if (c.name == "export" || c.name == "check") {
+  if (c.name == "verify") {
+    if (c.model.empty() || c.onnx.empty()) usage_error("verify needs a TorchScript model and its ONNX model: verify MODEL.pt OUT.onnx");
+    if (c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0)
+      usage_error("verify runs TorchScript archives; a .pt2 program runs in Python: torch2onnx.verification.verify");
+  }
+  if (c.name == "export" || c.name == "check" || c.name == "verify") {
     if (c.model.empty()) usage_error(c.name + " needs a model file (MODEL.pt)");
     if (c.name == "export" && c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");
     if (!c.args_file.empty() && !c.inputs.empty()) usage_error("give example inputs with --args or with --input, not both");

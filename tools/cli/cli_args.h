@@ -16,6 +16,9 @@ struct Command {
   std::vector<std::string> inputs;  // --input (repeated)
   bool opset_given = false;
   bool markdown = false;             // ops --markdown
+  std::string onnx;                  // verify MODEL OUT.onnx: the ONNX model
+  bool verify = false;               // export --verify
+  double rtol = 1e-4, atol = 0.0;    // verify tolerances
   ExportOptions options;
 };
 

@@ -18,6 +18,7 @@
 #include "frontend/pt2/program.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/torch2onnx.h"
+#include "torch2onnx/verify.h"
 
 namespace {
 
@@ -104,13 +105,14 @@ int run_batch(const torch2onnx::cli::Command& c) {
     std::vector<std::string> argv{"export"};
     for (std::string w; words >> w;) argv.push_back(w);
     if (argv.size() == 1) continue;
-    if (argv[1] == "export" || argv[1] == "check" || argv[1] == "ops") argv.erase(argv.begin());
+    if (argv[1] == "export" || argv[1] == "check" || argv[1] == "ops" || argv[1] == "verify") argv.erase(argv.begin());
     try {
       auto job = torch2onnx::cli::parse(argv);
       if (job.name == "check") run_check(job);
       else if (job.name == "ops") run_ops(job);
       std::vector<size_t> unused;
-      if (job.name != "check" && job.name != "ops") run_export(job, &unused);
+      if (job.name != "check" && job.name != "ops" && run_export(job, &unused) != 0)
+        throw Error(Error::Kind::Check, "verification failed");
       std::cout << "OK " << job.output;
       // The example inputs the graph dropped, for the test harness to feed the rest.
       for (size_t k = 0; k < unused.size(); ++k) std::cout << (k ? "," : " unused=") << unused[k];
@@ -155,8 +157,25 @@ bool is_program(const std::string& path) {
          torch2onnx::frontend::pt2::is_pt2_archive(path);
 }
 
+// `verify MODEL OUT.onnx` and `export --verify`: the tables on stdout, exit 1 on a mismatch.
+int run_verify(const torch2onnx::cli::Command& c, const std::vector<c10::IValue>& args, const std::string& onnx,
+               const std::vector<size_t>& unused) {
+  torch2onnx::VerifyOptions vo;
+  vo.rtol = c.rtol;
+  vo.atol = c.atol;
+  vo.unused_inputs = unused;
+  const torch2onnx::VerifyResult r = torch2onnx::verify(torch2onnx::load_archive(c.model), args, onnx, vo);
+  std::cout << r.markdown();
+  if (r.ok()) return 0;
+  std::cerr << "torch2onnx: verification failed: " << r.failures() << "\n";
+  return 1;
+}
+
 int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused) {
+  if (c.name == "verify") return run_verify(c, example_args(c), c.onnx, {});
   if (is_program(c.model)) {  // a torch.export program: its metadata has the shapes, no inputs
+    if (c.verify) throw Error(Error::Kind::Usage, "--verify runs TorchScript archives; verify a .pt2 program's export "
+                                                  "in Python (torch2onnx.verification.verify)");
     if (!c.args_file.empty() || !c.inputs.empty())
       throw Error(Error::Kind::Usage, "a .pt2 program takes no example inputs: its shapes are in the program");
     torch2onnx::cli::ProgressLine line;
@@ -170,15 +189,16 @@ int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused) {
   torch2onnx::cli::ProgressLine line;
   torch2onnx::ExportOptions options = c.options;
   if (line.enabled()) options.progress = [&line](const std::string& stage, double f) { line.update(stage, f); };
-  if (unused)
-    options.unused_input = [unused](size_t index, const std::string&) { unused->push_back(index); };
-  else
-    options.unused_input = [](size_t index, const std::string& name) {
+  std::vector<size_t> dropped;
+  options.unused_input = [unused, &dropped](size_t index, const std::string& name) {
+    dropped.push_back(index);
+    if (unused) unused->push_back(index);
+    else
       std::cerr << "torch2onnx: note: the model does not read input '" << name << "' (example input " << index
                 << "): it is not an input of the ONNX graph (as with torch.onnx)\n";
-    };
+  };
   torch2onnx::export_archive(c.model, args, c.output, options);
-  return 0;
+  return c.verify ? run_verify(c, args, c.output, dropped) : 0;
 }
 
 void report_peak_rss() { report_memory("VmHWM:", "peak RSS"); }
