@@ -26,6 +26,7 @@ enum Slot : size_t {
   kGetErrorMessage = 2,
   kCreateEnv = 3,
   kCreateSession = 7,
+  kCreateSessionFromArray = 8,
   kRun = 9,
   kCreateSessionOptions = 10,
   kSetIntraOpNumThreads = 24,
@@ -140,15 +141,28 @@ struct Session::Handles {
 };
 
 Session::Session(const std::string& onnx_path) : h_(std::make_unique<Handles>()) {
+  open("loading " + onnx_path, onnx_path, nullptr, 0);
+}
+
+Session::Session(const void* model_bytes, size_t size) : h_(std::make_unique<Handles>()) {
+  open("loading the model", "", model_bytes, size);
+}
+
+void Session::open(const std::string& what, const std::string& onnx_path, const void* bytes, size_t size) {
   const Table& api = library().api;
   h_->api = api;
   check(api, api.at<Status (*)(int, const char*, void**)>(kCreateEnv)(3 /* errors only */, "torch2onnx", &h_->env),
         "creating the environment");
   check(api, api.at<Status (*)(void**)>(kCreateSessionOptions)(&h_->options), "creating session options");
   check(api, api.at<Status (*)(void*, int)>(kSetIntraOpNumThreads)(h_->options, 1), "setting threads");
-  check(api, api.at<Status (*)(void*, const char*, void*, void**)>(kCreateSession)(h_->env, onnx_path.c_str(),
-                                                                                   h_->options, &h_->session),
-        ("loading " + onnx_path).c_str());
+  if (bytes)
+    check(api, api.at<Status (*)(void*, const void*, size_t, void*, void**)>(kCreateSessionFromArray)(
+                   h_->env, bytes, size, h_->options, &h_->session),
+          what.c_str());
+  else
+    check(api, api.at<Status (*)(void*, const char*, void*, void**)>(kCreateSession)(h_->env, onnx_path.c_str(),
+                                                                                     h_->options, &h_->session),
+          what.c_str());
   check(api, api.at<Status (*)(int, int, void**)>(kCreateCpuMemoryInfo)(0 /* device */, 0 /* default */, &h_->memory),
         "describing CPU memory");
   void* allocator = nullptr;

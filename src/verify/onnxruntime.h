@@ -37,6 +37,7 @@ std::string onnxruntime_library();
 class Session {
  public:
   explicit Session(const std::string& onnx_path);  // throws Error (Kind::Check) naming what failed
+  Session(const void* model_bytes, size_t size);     // a serialized model in memory
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -48,6 +49,7 @@ class Session {
 
  private:
   struct Handles;
+  void open(const std::string& what, const std::string& path, const void* bytes, size_t size);
   std::unique_ptr<Handles> h_;
   std::vector<InputSpec> inputs_;
   std::vector<std::string> output_names_;

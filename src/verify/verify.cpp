@@ -14,9 +14,9 @@
 
 #include "torch2onnx/options.h"
 #include "verify/onnxruntime.h"
+#include "verify/values.h"
 
-namespace torch2onnx {
-namespace {
+namespace torch2onnx::verify_detail {
 
 using ort::HostTensor;
 
@@ -191,7 +191,18 @@ VerifyRow compare(size_t k, const at::Tensor& expected_in, const HostTensor& act
   return row;
 }
 
-}  // namespace
+at::Tensor as_tensor(const c10::IValue& o) {
+  return o.isTensor() ? o.toTensor()
+         : o.isDouble() ? at::scalar_tensor(o.toDouble(), at::kDouble)
+         : o.isBool()   ? at::scalar_tensor(o.toBool(), at::kBool)
+                        : at::scalar_tensor(o.toInt(), at::kLong);
+}
+
+}  // namespace torch2onnx::verify_detail
+
+namespace torch2onnx {
+
+using namespace verify_detail;
 
 bool VerifyResult::ok() const {
   for (const auto& r : runs)
@@ -308,14 +319,7 @@ VerifyResult verify(const torch::jit::Module& module_in, const std::vector<c10::
     if (outs.size() != actual.size())
       throw Error(Error::Kind::Check, "ONNX Runtime gave " + std::to_string(actual.size()) + " outputs, PyTorch " +
                                           std::to_string(outs.size()));
-    for (size_t k = 0; k < outs.size(); ++k) {
-      const c10::IValue& o = outs[k];
-      const at::Tensor e = o.isTensor() ? o.toTensor()
-                           : o.isDouble() ? at::scalar_tensor(o.toDouble(), at::kDouble)
-                           : o.isBool()   ? at::scalar_tensor(o.toBool(), at::kBool)
-                                          : at::scalar_tensor(o.toInt(), at::kLong);
-      run.rows.push_back(compare(k, e, actual[k], options));
-    }
+    for (size_t k = 0; k < outs.size(); ++k) run.rows.push_back(compare(k, as_tensor(outs[k]), actual[k], options));
     result.runs.push_back(std::move(run));
   }
   return result;

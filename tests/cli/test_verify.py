@@ -121,3 +121,31 @@ def test_errors_are_clear(tmp_path):
     assert r.returncode == 2 and "torch2onnx.verification.verify" in r.stderr
     r = cli("export", pt, "--args", args, "-o", out, "--rtol", "x")
     assert r.returncode == 2 and "--rtol needs a non-negative number" in r.stderr
+
+
+class Noisy(nn.Module):
+    """Six operators, one of them random: only it differs between LibTorch and ONNX Runtime."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x).relu()
+        return (h * 2 + torch.rand_like(h)).sum(-1)
+
+
+def test_find_mismatch(tmp_path):
+    torch.manual_seed(0)
+    pt, args = save(tmp_path, Net(), (torch.randint(0, 10, (2, 5)), torch.rand(2, 5, 1)))
+    r = cli("find-mismatch", pt, "--args", args, "--opset", "13")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("No mismatch found.\nTree:\n\u2713 id: (all)"), r.stdout
+    pt, args = save(tmp_path, Noisy(), (torch.randn(3, 4),), "noisy")
+    r = cli("find-mismatch", pt, "--args", args)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.startswith("Mismatch found.\nTree:\nX id: (all)"), r.stdout
+    assert "Mismatch node kinds: {'aten::rand_like': 1}" in r.stdout, r.stdout
+    assert "aten::rand_like in" in r.stdout and "test_verify.py" in r.stdout, r.stdout
+    r = cli("find-mismatch", "m.pt2", "--input", "3")
+    assert r.returncode == 2 and "torch2onnx.verification" in r.stderr

@@ -54,3 +54,40 @@ def test_matches_libtorch(exported, name, names):
     harness.compare(flat(expected), actual)
     initializers = {i.name for i in onnx.load(path).graph.initializer}
     assert names <= initializers, sorted(initializers)
+
+
+class Block(torch.nn.Module):
+    def __init__(self, tanh):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+        self.act = torch.nn.Tanh() if tanh else torch.nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+class Blocks(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.Sequential(*[Block(i == 7) for i in range(10)])
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+def test_find_mismatch_names_a_wrong_symbolic(tmp_path):
+    # examples/find_mismatch/find_wrong_symbolic.cpp registers a wrong symbolic
+    # for aten::tanh (a Sigmoid); C++ torch2onnx::find_mismatch bisects the
+    # ten blocks down to block 7's tanh and names its module and source line.
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    torch.jit.trace(Blocks().eval(), (x,)).save(str(tmp_path / "blocks.pt"))
+    torch.save((x,), str(tmp_path / "args.pt"))
+    program = os.path.join(os.path.dirname(PROGRAM), "find_wrong_symbolic")
+    proc = subprocess.run([program, str(tmp_path / "blocks.pt"), str(tmp_path / "args.pt")], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "clean before: yes" in out and "found the wrong operator" in out, out
+    assert "Mismatch node kinds: {'aten::tanh': 1}" in out, out
+    assert "X id: (all)" in out and "aten::tanh in blocks.7.act (" in out, out

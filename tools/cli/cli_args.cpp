@@ -162,6 +162,14 @@ Usage:
                                   integers exactly); print a table per run; exit 1 on a
                                   mismatch. ONNX Runtime: the onnxruntime Python package's
                                   library, or $T2O_ONNXRUNTIME_LIB
+  torch2onnx find-mismatch MODEL.pt (--args FILE.pt | --input SPEC ...) [--opset N] [--rtol R]
+                                  find the smallest parts of the model whose ONNX export
+                                  differs from LibTorch in ONNX Runtime: the frozen graph
+                                  is cut in halves, each part exported alone and run on
+                                  the values LibTorch computed for it, mismatching parts
+                                  cut again down to single operators; prints the tree and
+                                  the mismatching operators with module paths and source
+                                  lines; exit 1 if a part mismatches
   torch2onnx ops [--opset N] [--markdown]
   torch2onnx batch FILE           run many commands in one process: each line of FILE
                                   holds the arguments of one export command (or a
@@ -247,7 +255,8 @@ Command parse(const std::vector<std::string>& argv) {
     c.name = "version";
     return c;
   }
-  if (first != "export" && first != "check" && first != "ops" && first != "batch" && first != "verify")
+  if (first != "export" && first != "check" && first != "ops" && first != "batch" && first != "verify" &&
+      first != "find-mismatch")
     usage_error("unknown command '" + first + "'");
   c.name = first;
   ++i;
@@ -283,7 +292,8 @@ Command parse(const std::vector<std::string>& argv) {
     else if (flag == "--graph") c.options.graph_picture = get();
     else if (flag == "--report") c.options.report = get();
     else if (flag == "--verify" && c.name == "export") c.verify = true;
-    else if ((flag == "--rtol" || flag == "--atol") && (c.name == "export" || c.name == "verify")) {
+    else if ((flag == "--rtol" || flag == "--atol") &&
+             (c.name == "export" || c.name == "verify" || (c.name == "find-mismatch" && flag == "--rtol"))) {
       const std::string v = get();
       char* end = nullptr;
       const double x = std::strtod(v.c_str(), &end);
@@ -316,7 +326,8 @@ Command parse(const std::vector<std::string>& argv) {
       return help;
     } else if (!a.empty() && a[0] == '-') {
       usage_error("unknown option '" + a + "'");
-    } else if ((c.name == "export" || c.name == "check" || c.name == "batch" || c.name == "verify") &&
+    } else if ((c.name == "export" || c.name == "check" || c.name == "batch" || c.name == "verify" ||
+                c.name == "find-mismatch") &&
                c.model.empty()) {
       c.model = a;
     } else if (c.name == "verify" && c.onnx.empty()) {
@@ -331,7 +342,9 @@ Command parse(const std::vector<std::string>& argv) {
     if (c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0)
       usage_error("verify runs TorchScript archives; a .pt2 program runs in Python: torch2onnx.verification.verify");
   }
-  if (c.name == "export" || c.name == "check" || c.name == "verify") {
+  if (c.name == "find-mismatch" && c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0)
+    usage_error("find-mismatch runs TorchScript archives; for a .pt2 program use Python's torch2onnx.verification");
+  if (c.name == "export" || c.name == "check" || c.name == "verify" || c.name == "find-mismatch") {
     if (c.model.empty()) usage_error(c.name + " needs a model file (MODEL.pt)");
     if (c.name == "export" && c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");
     if (!c.args_file.empty() && !c.inputs.empty()) usage_error("give example inputs with --args or with --input, not both");

@@ -18,6 +18,7 @@
 #include "frontend/pt2/program.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/torch2onnx.h"
+#include "torch2onnx/find_mismatch.h"
 #include "torch2onnx/verify.h"
 
 namespace {
@@ -171,8 +172,19 @@ int run_verify(const torch2onnx::cli::Command& c, const std::vector<c10::IValue>
   return 1;
 }
 
+// `find-mismatch MODEL.pt`: the tree and the mismatching operators on stdout, exit 1 when one mismatches.
+int run_find_mismatch(const torch2onnx::cli::Command& c) {
+  const torch2onnx::MismatchTree tree =
+      torch2onnx::find_mismatch(torch2onnx::load_archive(c.model), example_args(c), c.options, c.rtol);
+  const bool found = tree.root.has_mismatch();
+  std::cout << (found ? "Mismatch found.\n" : "No mismatch found.\n") << tree.tree_text();
+  if (found) std::cout << tree.mismatch_text();
+  return found ? 1 : 0;
+}
+
 int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused) {
   if (c.name == "verify") return run_verify(c, example_args(c), c.onnx, {});
+  if (c.name == "find-mismatch") return run_find_mismatch(c);
   if (is_program(c.model)) {  // a torch.export program: its metadata has the shapes, no inputs
     if (c.verify) throw Error(Error::Kind::Usage, "--verify runs TorchScript archives; verify a .pt2 program's export "
                                                   "in Python (torch2onnx.verification.verify)");

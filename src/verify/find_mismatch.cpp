@@ -1,0 +1,272 @@
+// torch2onnx::find_mismatch (include/torch2onnx/find_mismatch.h).
+#include "torch2onnx/find_mismatch.h"
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/passes/inliner.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "torch2onnx/torch2onnx.h"
+#include "torch_passes/origin.h"
+#include "verify/onnxruntime.h"
+#include "verify/values.h"
+
+namespace torch2onnx {
+namespace {
+
+using torch::jit::Graph;
+using torch::jit::Node;
+using torch::jit::Value;
+
+struct Context {
+  std::shared_ptr<Graph> graph;
+  std::unordered_map<const Value*, c10::IValue> env;  // what LibTorch computed for each value
+  ExportOptions options;
+  VerifyOptions compare;
+  torch_side::OriginTable* origins = nullptr;
+};
+
+// A graph as a module whose forward() is the graph (a `self` input prepended).
+torch::jit::Module module_of(std::shared_ptr<Graph> g, const std::string& name) {
+  auto cu = std::make_shared<torch::jit::CompilationUnit>();
+  auto cls = c10::ClassType::create("__torch__.torch2onnx." + name, cu, /*is_module=*/true);
+  cu->register_type(cls);
+  torch::jit::Module m(cu, cls);
+  g->insertInput(0, "self")->setType(cls);
+  cls->addMethod(cu->create_function(c10::QualifiedName(*cls->name(), "forward"), std::move(g)));
+  return m;
+}
+
+Value* tuple_of(Graph& g, const std::vector<Value*>& values) {
+  Node* t = g.createTuple(values);
+  g.appendNode(t);
+  return t->output();
+}
+
+class Part {
+ public:
+  Part(Context& ctx, std::vector<Node*> nodes, std::string id) : ctx_(ctx), nodes_(std::move(nodes)) { info.id = std::move(id); }
+
+  GraphPart info;
+
+  void bisect() {
+    for (Node* n : nodes_) info.node_kinds.emplace_back(n->kind().toQualString());
+    info.label = nodes_.size() == 1 ? describe(nodes_[0]) : std::to_string(nodes_.size()) + " operators";
+    if (!check() || nodes_.size() <= 1 || !info.export_error.empty()) return;
+    const size_t half = nodes_.size() / 2;
+    Part upper(ctx_, {nodes_.begin(), nodes_.begin() + static_cast<std::ptrdiff_t>(half)}, info.id + "0");
+    Part lower(ctx_, {nodes_.begin() + static_cast<std::ptrdiff_t>(half), nodes_.end()}, info.id + "1");
+    upper.bisect();
+    lower.bisect();
+    info.upper = std::make_unique<GraphPart>(std::move(upper.info));
+    info.lower = std::make_unique<GraphPart>(std::move(lower.info));
+  }
+
+ private:
+  std::string describe(const Node* n) const {
+    std::string place = torch_side::describe_origin(*ctx_.origins->of(n));
+    return std::string(n->kind().toQualString()) + (place.empty() ? "" : " in " + place);
+  }
+
+  // The values flowing in (computed before, not constants) and out (used after, or graph outputs).
+  void boundary(std::vector<Value*>& inputs, std::vector<Value*>& outputs) const {
+    std::unordered_set<const Node*> inside(nodes_.begin(), nodes_.end());
+    std::unordered_set<const Value*> defined, seen;
+    for (Node* n : nodes_)
+      for (Value* o : n->outputs()) defined.insert(o);
+    for (Node* n : nodes_)
+      for (Value* v : n->inputs())
+        if (!defined.count(v) && v->node()->kind() != c10::prim::Constant && seen.insert(v).second) inputs.push_back(v);
+    std::unordered_set<const Value*> graph_outputs(ctx_.graph->outputs().begin(), ctx_.graph->outputs().end());
+    for (Node* n : nodes_)
+      for (Value* o : n->outputs()) {
+        bool used_after = graph_outputs.count(o) != 0;
+        for (const auto& u : o->uses()) used_after = used_after || !inside.count(u.user);
+        if (used_after) outputs.push_back(o);
+      }
+  }
+
+  // Exports the part alone and compares ONNX Runtime with LibTorch on the
+  // values that reach it; true when it mismatches.
+  bool check() {
+    std::vector<Value*> inputs, outputs;
+    boundary(inputs, outputs);
+    auto g = std::make_shared<Graph>();
+    std::unordered_map<Value*, Value*> map;
+    for (Value* v : inputs) map[v] = g->addInput()->setType(v->type());
+    std::function<Value*(Value*)> lookup = [&](Value* v) -> Value* {
+      auto it = map.find(v);
+      if (it != map.end()) return it->second;
+      Node* c = g->insertNode(g->createClone(v->node(), lookup));  // a constant used here: copied
+      return map[v] = c->output();
+    };
+    for (Node* n : nodes_) {
+      Node* c = g->insertNode(g->createClone(n, lookup));
+      for (size_t i = 0; i < n->outputs().size(); ++i) map[n->output(i)] = c->output(i);
+    }
+    if (outputs.empty()) {
+      info.mismatch.clear();
+      return false;
+    }
+    std::vector<Value*> outs;
+    for (Value* o : outputs) outs.push_back(map.at(o));
+    g->registerOutput(outs.size() == 1 ? outs[0] : tuple_of(*g, outs));
+
+    std::vector<c10::IValue> args;
+    for (Value* v : inputs) args.push_back(ctx_.env.at(v));
+    std::vector<c10::IValue> expected;
+    for (Value* o : outputs) verify_detail::flatten(ctx_.env.at(o), true, expected);
+    try {
+      ExportOptions options = ctx_.options;
+      std::vector<size_t> unused;
+      options.unused_input = [&unused](size_t index, const std::string&) { unused.push_back(index); };
+      options.input_names.clear();
+      options.output_names.clear();
+      options.dynamic_axes.clear();
+      const std::string bytes =
+          export_to_model_proto(module_of(g, "part_" + (info.id.empty() ? std::string("all") : info.id)), args, options)
+              .SerializeAsString();
+      ort::Session session(bytes.data(), bytes.size());
+      std::vector<c10::IValue> leaves;
+      verify_detail::flatten(c10::ivalue::Tuple::create(args), true, leaves);
+      std::vector<ort::HostTensor> feeds;
+      for (size_t k = 0, slot = 0; k < leaves.size(); ++k) {
+        if (std::find(unused.begin(), unused.end(), k) != unused.end()) continue;
+        if (slot >= session.inputs().size()) throw Error(Error::Kind::Check, "more values than graph inputs");
+        feeds.push_back(verify_detail::onnx_input(leaves[k], session.inputs()[slot++]));
+      }
+      const auto actual = session.run(feeds);
+      if (actual.size() != expected.size())
+        throw Error(Error::Kind::Check, "ONNX Runtime gave " + std::to_string(actual.size()) + " outputs, LibTorch " +
+                                            std::to_string(expected.size()));
+      std::string why;
+      for (size_t k = 0; k < expected.size(); ++k) {
+        VerifyRow row = verify_detail::compare(k, verify_detail::as_tensor(expected[k]), actual[k], ctx_.compare);
+        if (!row.ok) why += (why.empty() ? "" : "; ") + ("output " + std::to_string(k) + ": " + row.why);
+      }
+      info.mismatch = why;
+    } catch (const std::exception& e) {  // an export or run error is a verdict too
+      std::string msg = e.what();
+      info.export_error = msg.substr(0, msg.find('\n'));
+      info.mismatch = "could not be checked on its own: " + info.export_error;
+    }
+    return info.has_mismatch();
+  }
+
+  Context& ctx_;
+  std::vector<Node*> nodes_;
+};
+
+void leaves_of(const GraphPart& p, std::vector<const GraphPart*>& out) {
+  if (!p.has_mismatch()) return;
+  const size_t before = out.size();
+  if (p.upper) leaves_of(*p.upper, out);
+  if (p.lower) leaves_of(*p.lower, out);
+  if (out.size() == before) out.push_back(&p);
+}
+
+void tree_lines(const GraphPart& p, int depth, std::string& out) {
+  out += std::string(static_cast<size_t>(4 * depth), ' ') + (p.has_mismatch() ? "X" : "\u2713") +
+         " id: " + (p.id.empty() ? "(all)" : p.id) + "  " + p.label + "\n";
+  if (p.upper) tree_lines(*p.upper, depth + 1, out);
+  if (p.lower) tree_lines(*p.lower, depth + 1, out);
+}
+
+}  // namespace
+
+std::vector<const GraphPart*> MismatchTree::mismatch_leaves() const {
+  std::vector<const GraphPart*> out;
+  leaves_of(root, out);
+  return out;
+}
+
+std::string MismatchTree::tree_text() const {
+  std::string out = "Tree:\n";
+  tree_lines(root, 0, out);
+  return out;
+}
+
+std::string MismatchTree::mismatch_text() const {
+  const auto leaves = mismatch_leaves();
+  std::string ids, kinds_text, details;
+  std::map<std::string, int> kinds;
+  std::vector<std::string> order;
+  for (const GraphPart* leaf : leaves) {
+    ids += (ids.empty() ? "'" : ", '") + leaf->id + "'";
+    for (const auto& k : std::set<std::string>(leaf->node_kinds.begin(), leaf->node_kinds.end())) {
+      if (!kinds.count(k)) order.push_back(k);
+      ++kinds[k];
+    }
+    details += "  " + leaf->id + ": " + leaf->label + ": " + leaf->mismatch + "\n";
+  }
+  for (const auto& k : order) kinds_text += (kinds_text.empty() ? "'" : ", '") + k + "': " + std::to_string(kinds[k]);
+  return "Mismatch leaf subgraphs: [" + ids + "]\nMismatch node kinds: {" + kinds_text + "}\n" + details;
+}
+
+MismatchTree find_mismatch(const torch::jit::Module& module_in, const std::vector<c10::IValue>& args,
+                           const ExportOptions& options, double rtol) {
+  torch::jit::Module module = module_in.clone();
+  module.eval();
+  torch::jit::Module frozen = torch::jit::freeze(module);
+  auto graph = frozen.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+
+  // Every value LibTorch computes on args: a copy of the graph returning them all.
+  Context ctx;
+  ctx.graph = graph;
+  ctx.options = options;
+  ctx.compare.rtol = rtol;
+  auto all = graph->copy();
+  std::vector<std::pair<Value*, size_t>> wanted;  // value of `graph` -> position in the tuple
+  std::vector<Value*> copies;
+  auto n_it = graph->nodes().begin();
+  for (Node* c : all->nodes()) {
+    Node* n = *n_it;
+    ++n_it;
+    if (n->kind() == c10::prim::Constant) continue;
+    for (size_t i = 0; i < n->outputs().size(); ++i) {
+      wanted.emplace_back(n->output(i), copies.size());
+      copies.push_back(c->output(i));
+    }
+  }
+  while (!all->outputs().empty()) all->eraseOutput(all->outputs().size() - 1);
+  all->registerOutput(tuple_of(*all, copies));
+  // (the frozen module's `self` is unused: the function takes the args alone)
+  const bool drop_self = !graph->inputs().empty() && graph->inputs()[0]->type()->kind() == c10::TypeKind::ClassType &&
+                         !graph->inputs()[0]->hasUses();
+  if (drop_self) all->eraseInput(0);
+  torch::jit::GraphFunction fn("all_values", all, nullptr);
+  std::vector<c10::IValue> stack(args.begin(), args.end());
+  if (!drop_self && !graph->inputs().empty() && graph->inputs()[0]->type()->kind() == c10::TypeKind::ClassType)
+    stack.insert(stack.begin(), frozen._ivalue());
+  {
+    at::NoGradGuard no_grad;
+    fn.run(stack);
+  }
+  const auto results = stack.at(0).toTupleRef().elements();
+  const bool has_self = !graph->inputs().empty() && graph->inputs()[0]->type()->kind() == c10::TypeKind::ClassType;
+  if (has_self) ctx.env[graph->inputs()[0]] = frozen._ivalue();
+  for (size_t i = has_self ? 1 : 0, k = 0; i < graph->inputs().size() && k < args.size(); ++i, ++k)
+    ctx.env[graph->inputs()[i]] = args[k];
+  for (const auto& [v, pos] : wanted) ctx.env[v] = results.at(pos);
+
+  torch_side::OriginTable origins(module.type()->name() ? module.type()->name()->name() : "");
+  ctx.origins = &origins;
+  std::vector<Node*> nodes;
+  for (Node* n : graph->nodes())
+    if (n->kind() != c10::prim::Constant) nodes.push_back(n);
+  Part root(ctx, nodes, "");
+  root.bisect();
+  MismatchTree tree;
+  tree.root = std::move(root.info);
+  return tree;
+}
+
+}  // namespace torch2onnx
