@@ -195,8 +195,11 @@ void split_11(SymbolicContext& ctx) {
 int64_t chunk_dim(SymbolicContext& ctx) { return helpers::normalize_dim(ctx, ctx.none(2) ? 0 : ctx.i(2), ctx.rank(0)); }
 
 // The example's pieces of aten::chunk(self, chunks, dim): ceil(length / chunks) each, the last shorter.
-std::vector<int64_t> chunk_pieces(SymbolicContext& ctx, int64_t dim) {
-  const int64_t chunks = ctx.i(1), length = dim_length(ctx, dim);
+// (static: the sizes become constants; otherwise only their number is taken
+// from the example, which a trace's outputs fix anyway)
+std::vector<int64_t> chunk_pieces(SymbolicContext& ctx, int64_t dim, bool static_sizes = true) {
+  const int64_t chunks = ctx.i(1);
+  const int64_t length = static_sizes ? dim_length(ctx, dim) : ctx.sizes(0)[static_cast<size_t>(dim)];
   if (chunks <= 0) ctx.fail("chunks must be positive");
   return pieces_of(ctx, length, std::max<int64_t>((length + chunks - 1) / chunks, 1));
 }
@@ -228,7 +231,7 @@ void chunk_13(SymbolicContext& ctx) {
   if (!ctx.constant(1)) return chunk_11(ctx);
   const int64_t dim = chunk_dim(ctx);
   const int64_t chunks = ctx.i(1);
-  const size_t count = chunk_pieces(ctx, dim).size();
+  const size_t count = chunk_pieces(ctx, dim, false).size();
   if (count == 1) {
     ctx.out_list({ctx.in(0)});
     return;
@@ -247,7 +250,7 @@ void chunk_18(SymbolicContext& ctx) {
   if (!ctx.constant(1)) return chunk_11(ctx);
   const int64_t dim = chunk_dim(ctx);
   const int64_t chunks = ctx.i(1);
-  if (chunks < 2 || static_cast<int64_t>(chunk_pieces(ctx, dim).size()) != chunks) return chunk_13(ctx);
+  if (chunks < 2 || static_cast<int64_t>(chunk_pieces(ctx, dim, false).size()) != chunks) return chunk_13(ctx);
   ctx.out_list(ctx.op_n("Split", {ctx.in(0)}, static_cast<size_t>(chunks), {{"axis", dim}, {"num_outputs", chunks}}));
 }
 
