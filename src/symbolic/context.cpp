@@ -117,6 +117,14 @@ bool SymbolicContext::dim_is_dynamic(size_t idx, int64_t d) const {
   return dynamic(arg(idx), r, d);
 }
 
+bool SymbolicContext::dim_known_dynamic(size_t idx, int64_t d) const {
+  const Arg& a = arg(idx);
+  const int64_t r = rank(idx);
+  if (d < 0) d += r;
+  return !a.constant && !a.static_shape && static_cast<int64_t>(a.dynamic_dims.size()) == r && d >= 0 && d < r &&
+         a.dynamic_dims[static_cast<size_t>(d)];
+}
+
 void SymbolicContext::fail_dynamic(const std::string& what, int64_t d, int64_t example) const {
   fail("dim " + std::to_string(d) + " of " + what +
        " is dynamic (it varies with the export's dynamic axes), but this lowering needs its size at export time "

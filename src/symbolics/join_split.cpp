@@ -255,9 +255,13 @@ void chunk_18(SymbolicContext& ctx) {
 }
 
 // aten::unbind(self, dim=0)
+// (one piece per element: the example's count, which a trace's unpacking of
+// the pieces fixes too, e.g. torchvision's loop over the images of a batch,
+// unless the dim is known to vary)
 void unbind(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.num_args() > 1 ? ctx.i(1) : 0, ctx.rank(0));
-  const int64_t length = dim_length(ctx, dim);
+  // (a dim known to vary is refused: the pieces would be the example's count)
+  const int64_t length = ctx.dim_known_dynamic(0, dim) ? ctx.static_dim(0, dim) : ctx.sizes(0)[static_cast<size_t>(dim)];
   if (length == 0) {
     ctx.out_list({});
     return;

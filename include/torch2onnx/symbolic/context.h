@@ -147,6 +147,9 @@ class SymbolicContext {
   int64_t static_dim(size_t idx, int64_t d) const;  // d < 0 counts from the end
   const std::vector<int64_t>& static_sizes(size_t idx) const;
   bool dim_is_dynamic(size_t idx, int64_t d) const;
+  // Only what is known to vary (the second meta run, a .pt2 program's symbolic
+  // sizes), not what ONNX's inference cannot tell.
+  bool dim_known_dynamic(size_t idx, int64_t d) const;
   const std::vector<int64_t>& static_element_sizes(size_t idx, size_t k) const;  // of a Tensor[]'s element k
   // Whether any input of the export has a dynamic size (set by the converter):
   // without one, every size is static.
