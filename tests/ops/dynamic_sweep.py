@@ -26,6 +26,9 @@ import subprocess
 import sys
 import tempfile
 
+import signal
+import time
+
 import numpy as np
 import torch
 
@@ -36,6 +39,10 @@ import harness  # noqa: E402
 import optest  # noqa: E402
 
 GROWTH = 3
+CHILD_TIMEOUT_S = 60
+# One thread: the PyTorch runs happen in forked children, and a fork of a
+# process with an intra-op thread pool can deadlock in the child.
+torch.set_num_threads(1)
 # "all": every dim of every input dynamic; "first": dim 0 only (a batch axis),
 # the other dims keep the example's sizes.
 MODE = "all"
@@ -101,6 +108,7 @@ def pytorch_isolated(module, model_path, args, path):
     if pid == 0:
         code = 1
         try:
+            signal.alarm(CHILD_TIMEOUT_S)  # (a child that hangs ends: the case is skipped)
             with torch.no_grad():
                 torch.manual_seed(0)
                 results = [harness.flatten(module.eval()(*copy.deepcopy(args)), numbers=True)]
@@ -113,7 +121,16 @@ def pytorch_isolated(module, model_path, args, path):
             code = 0
         finally:
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
+    deadline = time.monotonic() + CHILD_TIMEOUT_S + 5
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.002)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
     return torch.load(path)
@@ -251,7 +268,6 @@ def judge(out, runs, atol_scale):
 
 def main(argv):
     global MODE
-    torch.set_num_threads(1)  # (no thread pool in the parent of pytorch_isolated's forks)
     if argv and argv[0].startswith("--axes="):
         MODE = argv.pop(0).split("=", 1)[1]
         assert MODE in ("all", "first"), MODE
