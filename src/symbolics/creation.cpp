@@ -6,6 +6,11 @@
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
 
+// The LibTorch major version the build links (CMake): arange's count changed in 2.x.
+#ifndef T2O_TORCH_MAJOR
+#define T2O_TORCH_MAJOR 2
+#endif
+
 namespace torch2onnx::symbolics {
 namespace {
 
@@ -153,7 +158,13 @@ ir::Tensor arange_constant(const SymbolicContext& ctx, size_t s, std::optional<s
     const int64_t xs = e ? int_of(ctx, s) : 0, xst = st ? int_of(ctx, *st) : 1;
     if (xst == 0) ctx.fail("arange: step must be nonzero");
     // (PyTorch 2.x counts on the bounds as given; 1.13 truncated them first for int64 results)
+#if T2O_TORCH_MAJOR < 2
+    const int64_t xe = e ? int_of(ctx, *e) : int_of(ctx, s);
+    const double size_d = dt == DType::Int64 ? std::ceil(static_cast<double>(xe - xs) / static_cast<double>(xst))
+                                             : std::ceil((ed - sd) / std_);
+#else
     const double size_d = std::ceil((ed - sd) / std_);
+#endif
     const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(size_d));
     std::vector<int64_t> vals(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) vals[static_cast<size_t>(i)] = xs + xst * i;
@@ -198,7 +209,11 @@ void arange_impl(SymbolicContext& ctx, std::optional<size_t> start, size_t end, 
   // truncated them first for int64 results), the values from the truncated start and step.
   ir::Value* num;
   ir::Value* den;
+#if T2O_TORCH_MAJOR < 2
+  if (dt == DType::Int64 || acc == DType::Double) {
+#else
   if (acc == DType::Double) {
+#endif
     num = ctx.cast(ctx.op("Sub", {e, s}), DType::Double);
     den = ctx.cast(st, DType::Double);
   } else {
