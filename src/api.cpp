@@ -197,6 +197,16 @@ void export_to_file(torch::jit::Module&& module, const std::vector<c10::IValue>&
   export_consuming(std::move(module), args, path, options, hooks, before_commit, report);
 }
 
+torch::jit::Module module_from_graph(std::shared_ptr<torch::jit::Graph> graph, const std::string& class_name) {
+  auto cu = std::make_shared<torch::jit::CompilationUnit>();
+  auto cls = c10::ClassType::create("__torch__.torch2onnx." + class_name, cu, /*is_module=*/true);
+  cu->register_type(cls);
+  torch::jit::Module m(cu, cls);
+  graph->insertInput(0, "self")->setType(cls);
+  cls->addMethod(cu->create_function(c10::QualifiedName(*cls->name(), "forward"), std::move(graph)));
+  return m;
+}
+
 std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                             const ExportOptions& options, const ExportHooks& hooks) {
   TrainingGuard guard(module);

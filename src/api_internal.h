@@ -18,6 +18,9 @@ void export_to_file(const torch::jit::Module& module, const std::vector<c10::IVa
 void export_to_file(torch::jit::Module&& module, const std::vector<c10::IValue>& args, const std::string& path,
                     const ExportOptions& options, const ExportHooks& hooks,
                     const std::function<void()>& before_commit = {});
+// A module whose forward() is `graph` (a `self` input is prepended to it), of
+// class __torch__.torch2onnx.<class_name>: a ScriptFunction or a graph part exported as a module.
+torch::jit::Module module_from_graph(std::shared_ptr<torch::jit::Graph> graph, const std::string& class_name);
 // The serialized ModelProto; an Io error when the weights need external data.
 std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                             const ExportOptions& options, const ExportHooks& hooks);

@@ -173,15 +173,7 @@ auto without_gil(Fn&& fn) {
 torch::jit::Module module_from_function(const torch::jit::StrongFunctionPtr& f) {
   auto* fn = dynamic_cast<torch::jit::GraphFunction*>(f.function_);
   if (!fn) throw py::type_error("the ScriptFunction has no TorchScript graph");
-  auto cu = std::make_shared<torch::jit::CompilationUnit>();
-  auto cls = c10::ClassType::create("__torch__.torch2onnx.ScriptFunction_" + fn->name(), cu, /*is_module=*/true);
-  cu->register_type(cls);
-  torch::jit::Module m(cu, cls);
-  std::shared_ptr<torch::jit::Graph> g = fn->graph()->copy();
-  g->insertInput(0, "self")->setType(cls);
-  torch::jit::Function* forward = cu->create_function(c10::QualifiedName(*cls->name(), "forward"), g);
-  cls->addMethod(forward);
-  return m;
+  return api::module_from_graph(fn->graph()->copy(), "ScriptFunction_" + fn->name());
 }
 
 }  // namespace

@@ -4,8 +4,6 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/passes/inliner.h>
 
-#include <onnx/onnx_pb.h>
-
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -13,7 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "torch2onnx/torch2onnx.h"
+#include "api_internal.h"
 #include "torch_passes/origin.h"
 #include "verify/onnxruntime.h"
 #include "verify/values.h"
@@ -32,17 +30,6 @@ struct Context {
   VerifyOptions compare;
   torch_side::OriginTable* origins = nullptr;
 };
-
-// A graph as a module whose forward() is the graph (a `self` input prepended).
-torch::jit::Module module_of(std::shared_ptr<Graph> g, const std::string& name) {
-  auto cu = std::make_shared<torch::jit::CompilationUnit>();
-  auto cls = c10::ClassType::create("__torch__.torch2onnx." + name, cu, /*is_module=*/true);
-  cu->register_type(cls);
-  torch::jit::Module m(cu, cls);
-  g->insertInput(0, "self")->setType(cls);
-  cls->addMethod(cu->create_function(c10::QualifiedName(*cls->name(), "forward"), std::move(g)));
-  return m;
-}
 
 Value* tuple_of(Graph& g, const std::vector<Value*>& values) {
   Node* t = g.createTuple(values);
@@ -130,9 +117,10 @@ class Part {
       options.input_names.clear();
       options.output_names.clear();
       options.dynamic_axes.clear();
-      const std::string bytes =
-          export_to_model_proto(module_of(g, "part_" + (info.id.empty() ? std::string("all") : info.id)), args, options)
-              .SerializeAsString();
+      options.report.clear();  // (the parts are not the export the user asked a report or picture of)
+      options.graph_picture.clear();
+      const std::string bytes = api::export_to_bytes(
+          api::module_from_graph(g, "part_" + (info.id.empty() ? std::string("all") : info.id)), args, options, {});
       ort::Session session(bytes.data(), bytes.size());
       std::vector<c10::IValue> leaves;
       verify_detail::flatten(c10::ivalue::Tuple::create(args), true, leaves);

@@ -96,11 +96,16 @@ at::Tensor from_host(const HostTensor& h) {
   return t;
 }
 
+at::Tensor as_tensor(const c10::IValue& o) {
+  return o.isTensor() ? o.toTensor()
+         : o.isDouble() ? at::scalar_tensor(o.toDouble(), at::kDouble)
+         : o.isBool()   ? at::scalar_tensor(o.toBool(), at::kBool)
+                        : at::scalar_tensor(o.toInt(), at::kLong);
+}
+
 // A tensor (or number) as the ONNX input declared as `spec` takes it.
 HostTensor onnx_input(const c10::IValue& v, const ort::InputSpec& spec) {
-  at::Tensor t = v.isTensor() ? v.toTensor() : v.isDouble() ? at::scalar_tensor(v.toDouble(), at::kDouble)
-                                              : v.isBool()  ? at::scalar_tensor(v.toBool(), at::kBool)
-                                                            : at::scalar_tensor(v.toInt(), at::kLong);
+  at::Tensor t = as_tensor(v);
   if (t.is_complex()) t = at::view_as_real(t.resolve_conj());
   if (spec.dtype != ir::DType::Undefined && !v.isTensor()) t = t.to(scalar_type(spec.dtype));
   return to_host(t);
@@ -189,13 +194,6 @@ VerifyRow compare(size_t k, const at::Tensor& expected_in, const HostTensor& act
     row.why = "max |onnxruntime - pytorch| = " + num(row.max_abs) + " > " + num(row.bound);
   }
   return row;
-}
-
-at::Tensor as_tensor(const c10::IValue& o) {
-  return o.isTensor() ? o.toTensor()
-         : o.isDouble() ? at::scalar_tensor(o.toDouble(), at::kDouble)
-         : o.isBool()   ? at::scalar_tensor(o.toBool(), at::kBool)
-                        : at::scalar_tensor(o.toInt(), at::kLong);
 }
 
 }  // namespace torch2onnx::verify_detail
