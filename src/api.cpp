@@ -7,6 +7,7 @@
 #include "api_internal.h"
 #include "convert/torchscript.h"
 #include "frontend/load.h"
+#include "frontend/pt2/program.h"
 #include "ir/printer.h"
 #include "pipeline.h"
 #include "process_memory.h"
@@ -253,6 +254,14 @@ void export_program_to_file(const std::string& program, const std::string& path,
 
 std::string export_program_to_bytes(const std::string& program, const ExportOptions& options) {
   Report report(options, program, "");
+  return report.run([&] {
+    ir::Model model = export_program_ir(program, options, user_registry());
+    return to_bytes(model, options, report);
+  });
+}
+
+std::string export_program_to_bytes(const frontend::pt2::Program& program, const ExportOptions& options) {
+  Report report(options, program.archive_path, "");
   return report.run([&] {
     ir::Model model = export_program_ir(program, options, user_registry());
     return to_bytes(model, options, report);

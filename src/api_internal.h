@@ -38,5 +38,7 @@ void export_program_to_file(const std::string& program, const std::string& path,
 // The .pt2 program at `program` exported, as a serialized ModelProto; an Io
 // error when the weights need external data.
 std::string export_program_to_bytes(const std::string& program, const ExportOptions& options);
+// The same for a program already read (or made: find_mismatch's parts).
+std::string export_program_to_bytes(const frontend::pt2::Program& program, const ExportOptions& options);
 
 }  // namespace torch2onnx::api

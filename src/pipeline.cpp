@@ -216,13 +216,20 @@ ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10:
   return run_export(module, args, options, registry, hooks, /*consume=*/true);
 }
 
-ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& requested, const Registry& registry) {
+ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& options, const Registry& registry) {
+  validate(with_default_opset(options, kDefaultProgramOpset));  // (before the program is read)
+  if (options.progress) options.progress("loading", 0.0);
+  auto t0 = std::chrono::steady_clock::now();
+  const frontend::pt2::Program program = frontend::pt2::read_program(pt2_path);
+  note_stage("read_program", t0);
+  return export_program_ir(program, options, registry);
+}
+
+ir::Model export_program_ir(const frontend::pt2::Program& program, const ExportOptions& requested,
+                            const Registry& registry) {
   const ExportOptions options = with_default_opset(requested, kDefaultProgramOpset);
   validate(options);
   StageTimer timer;
-  if (options.progress) options.progress("loading", 0.0);
-  const frontend::pt2::Program program = frontend::pt2::read_program(pt2_path);
-  timer.done("read_program");
   if (options.progress) options.progress("converting", 0.0);
   ir::Model model = convert::convert_program(program, registry, options);
   timer.done("convert");

@@ -12,6 +12,10 @@
 #include "torch2onnx/options.h"
 #include "torch_passes/torch_graph.h"
 
+namespace torch2onnx::frontend::pt2 {
+struct Program;
+}
+
 namespace torch2onnx {
 
 // What a host (the Python package) adds to the pipeline.
@@ -40,6 +44,9 @@ ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10:
 // A torch.export program (.pt2): read, converted by the .pt2 frontend, then
 // the same ONNX passes and checker.
 ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& options,
+                            const Registry& registry = user_registry());
+// The same for a program already read (or made: find_mismatch's parts).
+ir::Model export_program_ir(const frontend::pt2::Program& program, const ExportOptions& options,
                             const Registry& registry = user_registry());
 
 }  // namespace torch2onnx

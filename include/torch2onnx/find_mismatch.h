@@ -44,4 +44,12 @@ struct MismatchTree {
 MismatchTree find_mismatch(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                            const ExportOptions& options = {}, double rtol = 1e-4);
 
+// The same for a torch.export program (.pt2), run by torch2onnx's own runner
+// (as verify_program) on `inputs`, or when none are given on the sample
+// inputs stored with it. Its top graph's operators are bisected (size
+// computations are not operators here: a part reads the sizes as the run
+// computed them); a part is a program of its own, exported by the .pt2 frontend.
+MismatchTree find_mismatch_program(const std::string& program_path, const ExportOptions& options = {},
+                                   double rtol = 1e-4, const std::vector<c10::IValue>& inputs = {});
+
 }  // namespace torch2onnx

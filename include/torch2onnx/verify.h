@@ -10,6 +10,9 @@
 //   torch2onnx::VerifyResult r = torch2onnx::verify(module, args, "model.onnx");
 //   std::cout << r.markdown();
 //   if (!r.ok()) ...
+//
+//   torch2onnx::export_program("model.pt2", "model.onnx");
+//   r = torch2onnx::verify_program("model.pt2", "model.onnx");  // its stored sample inputs
 #pragma once
 
 #include <cstdint>
@@ -46,6 +49,8 @@ struct VerifyRow {
 struct VerifyRun {
   std::string label;  // "example", or the sizes of the symbolic dims ("batch=5, seq=8")
   std::vector<VerifyRow> rows;
+  // Why the run was not made (its sizes are outside a .pt2 program's ranges), if so.
+  std::string skipped;
 };
 
 struct VerifyResult {
@@ -60,5 +65,15 @@ struct VerifyResult {
 // Throws Error (Kind::Check) when ONNX Runtime cannot be loaded or run the model.
 VerifyResult verify(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                     const std::string& onnx_path, const VerifyOptions& options = {});
+
+// The same for a torch.export program (.pt2): torch2onnx runs it in LibTorch
+// itself (no Python; each node's operator through LibTorch's dispatcher) on
+// `inputs` (its args: their tensors, tuples and lists flattened, are its user
+// inputs, in order), or when none are given on the
+// sample inputs torch.export.save stored in the archive. Runs at sizes
+// outside the program's ranges are skipped, with the reason. Throws Error
+// (Usage) when the inputs do not fit the program.
+VerifyResult verify_program(const std::string& program_path, const std::string& onnx_path,
+                            const VerifyOptions& options = {}, const std::vector<c10::IValue>& inputs = {});
 
 }  // namespace torch2onnx

@@ -12,6 +12,7 @@
 #include "api_internal.h"
 #include "python_symbolic.h"
 #include "symbolic/registry.h"
+#include "torch2onnx/find_mismatch.h"
 #include "torch2onnx/torch2onnx.h"
 
 namespace py = pybind11;
@@ -176,6 +177,19 @@ torch::jit::Module module_from_function(const torch::jit::StrongFunctionPtr& f) 
   return api::module_from_graph(fn->graph()->copy(), "ScriptFunction_" + fn->name());
 }
 
+// A find_mismatch tree as nested dicts (torch2onnx._mismatch.ProgramGraphInfo reads them).
+py::dict part_dict(const GraphPart& p) {
+  py::dict d;
+  d["id"] = p.id;
+  d["node_kinds"] = p.node_kinds;
+  d["label"] = p.label;
+  d["mismatch"] = p.mismatch;
+  d["export_error"] = p.export_error;
+  d["upper"] = p.upper ? py::object(part_dict(*p.upper)) : py::object(py::none());
+  d["lower"] = p.lower ? py::object(part_dict(*p.lower)) : py::object(py::none());
+  return d;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -229,6 +243,18 @@ PYBIND11_MODULE(_C, m) {
       py::arg("program"), py::arg("path"), py::arg("options"),
       "Exports the .pt2 program at `program` (a path, /proc/self/fd/N included); writes `path` (or returns the "
       "bytes when path is None)");
+
+  m.def(
+      "find_mismatch_program",
+      [](const std::string& program, py::tuple args, py::dict options, double rtol) {
+        ExportOptions o = options_from(options);
+        std::vector<c10::IValue> ivalues = ivalues_from(args);
+        MismatchTree tree = without_gil([&] { return find_mismatch_program(program, o, rtol, ivalues); });
+        return part_dict(tree.root);
+      },
+      py::arg("program"), py::arg("args"), py::arg("options"), py::arg("rtol"),
+      "find_mismatch of the .pt2 program at `program` on `args` (its stored sample inputs when empty): "
+      "the tree as nested dicts");
 
   m.def(
       "export_to_pretty_string",

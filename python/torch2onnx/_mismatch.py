@@ -2,7 +2,11 @@
 model's TorchScript graph, frozen, is cut into halves, each half into halves
 again, each part exported by torch2onnx on its own and run in ONNX Runtime on
 the values that flow into it in PyTorch; the parts whose outputs differ are
-bisected down to single operators."""
+bisected down to single operators. A torch.export program (ExportedProgram)
+is bisected by the C++ core (torch2onnx::find_mismatch_program), which runs
+the program in LibTorch itself."""
+import io
+import os
 import re
 
 import torch
@@ -179,6 +183,46 @@ class GraphInfo:
                     print("    " + str(n).strip())
 
 
+class ProgramGraphInfo(GraphInfo):
+    """A part of a torch.export program, as the C++ core found it (no TorchScript graph)."""
+
+    def __init__(self, part):
+        super().__init__(None, part["node_kinds"], None, part["id"])
+        self.label = part["label"]
+        self.mismatch_error = part["mismatch"] or None
+        self.export_error = part["export_error"] or None
+        self.upper_graph_info = ProgramGraphInfo(part["upper"]) if part["upper"] else None
+        self.lower_graph_info = ProgramGraphInfo(part["lower"]) if part["lower"] else None
+
+    def verify(self):
+        return self.has_mismatch()
+
+    def find_mismatch(self):
+        return self
+
+    def essential_node_kinds(self):
+        return set(self.nodes)
+
+    def _label(self):
+        return self.label
+
+
+def _program_tree(program, input_args, opset_version, rtol):
+    """The C++ core's find_mismatch_program of an ExportedProgram, saved into an in-memory file."""
+    from .utils import _C
+
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer)
+    fd = os.memfd_create("program.pt2")
+    try:
+        os.write(fd, buffer.getvalue())
+        options = {} if opset_version is None else {"opset_version": opset_version}
+        args = () if input_args is None else tuple(input_args)
+        return ProgramGraphInfo(_C().find_mismatch_program(f"/proc/self/fd/{fd}", args, options, rtol))
+    finally:
+        os.close(fd)
+
+
 def _frozen_graph(model, args):
     script = model if isinstance(model, torch.jit.ScriptModule) else torch.jit.trace(model, args)
     frozen = torch.jit.freeze(script.eval())
@@ -216,11 +260,14 @@ def find_mismatch(model, input_args, do_constant_folding=True, training=None, op
     GraphInfo tree, after printing it and the mismatching operators."""
     if isinstance(input_args, torch.Tensor):
         input_args = (input_args,)
-    graph = _frozen_graph(model, tuple(input_args))
-    env = _values(graph, tuple(input_args))
     opts = {"opset_version": opset_version, "do_constant_folding": do_constant_folding,
             "rtol": getattr(options, "rtol", 1e-4) if options is not None else 1e-4}
-    root = GraphInfo(graph, _nodes(graph), env, "", opts).find_mismatch()
+    if isinstance(model, getattr(getattr(torch, "export", None), "ExportedProgram", ())):
+        root = _program_tree(model, input_args, opset_version, opts["rtol"])
+    else:
+        graph = _frozen_graph(model, tuple(input_args))
+        env = _values(graph, tuple(input_args))
+        root = GraphInfo(graph, _nodes(graph), env, "", opts).find_mismatch()
     print("Mismatch found." if root.has_mismatch() else "No mismatch found.")
     root.pretty_print_tree()
     if root.has_mismatch():

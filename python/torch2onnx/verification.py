@@ -158,7 +158,7 @@ def rows_markdown(rows):
     for r in rows:
         shape = "×".join(str(d) for d in r["shape"]) if r["shape"] else ("scalar" if r["shape"] == [] else "-")
         lines.append(f"| {r['output']} | {shape} | {r['dtype'] or '-'} | {r['max_abs']:.3g} | {r['max_rel']:.3g} | "
-                     f"{r['bound']:.3g} | {'yes' if r['ok'] else 'NO: ' + r['why']} |")
+                     f"{r['bound']:.3g} | {'yes' if r['ok'] else 'NO: ' + r['why'].replace('|', chr(92) + '|')} |")
     return "\n".join(lines)
 
 

@@ -14,6 +14,7 @@
 #include "api_internal.h"
 #include "torch_passes/origin.h"
 #include "verify/onnxruntime.h"
+#include "verify/mismatch_parts.h"
 #include "verify/values.h"
 
 namespace torch2onnx {
@@ -28,7 +29,6 @@ struct Context {
   std::unordered_map<const Value*, c10::IValue> env;  // what LibTorch computed for each value
   ExportOptions options;
   VerifyOptions compare;
-  torch_side::OriginTable* origins = nullptr;
 };
 
 Value* tuple_of(Graph& g, const std::vector<Value*>& values) {
@@ -37,33 +37,13 @@ Value* tuple_of(Graph& g, const std::vector<Value*>& values) {
   return t->output();
 }
 
-class Part {
- public:
-  Part(Context& ctx, std::vector<Node*> nodes, std::string id) : ctx_(ctx), nodes_(std::move(nodes)) { info.id = std::move(id); }
-
-  GraphPart info;
-
-  void bisect() {
-    for (Node* n : nodes_) info.node_kinds.emplace_back(n->kind().toQualString());
-    info.label = nodes_.size() == 1 ? describe(nodes_[0]) : std::to_string(nodes_.size()) + " operators";
-    if (!check() || nodes_.size() <= 1 || !info.export_error.empty()) return;
-    const size_t half = nodes_.size() / 2;
-    Part upper(ctx_, {nodes_.begin(), nodes_.begin() + static_cast<std::ptrdiff_t>(half)}, info.id + "0");
-    Part lower(ctx_, {nodes_.begin() + static_cast<std::ptrdiff_t>(half), nodes_.end()}, info.id + "1");
-    upper.bisect();
-    lower.bisect();
-    info.upper = std::make_unique<GraphPart>(std::move(upper.info));
-    info.lower = std::make_unique<GraphPart>(std::move(lower.info));
-  }
-
- private:
-  std::string describe(const Node* n) const {
-    std::string place = torch_side::describe_origin(*ctx_.origins->of(n));
-    return std::string(n->kind().toQualString()) + (place.empty() ? "" : " in " + place);
-  }
-
+// The TorchScript side of a part: exports `nodes` alone and compares ONNX
+// Runtime with LibTorch on the values that reach them.
+verify_detail::PartVerdict check_part(Context& ctx_, const std::vector<Node*>& nodes_, const std::string& id) {
+  verify_detail::PartVerdict verdict;
   // The values flowing in (computed before, not constants) and out (used after, or graph outputs).
-  void boundary(std::vector<Value*>& inputs, std::vector<Value*>& outputs) const {
+  std::vector<Value*> inputs, outputs;
+  {
     std::unordered_set<const Node*> inside(nodes_.begin(), nodes_.end());
     std::unordered_set<const Value*> defined, seen;
     for (Node* n : nodes_)
@@ -79,78 +59,105 @@ class Part {
         if (used_after) outputs.push_back(o);
       }
   }
-
-  // Exports the part alone and compares ONNX Runtime with LibTorch on the
-  // values that reach it; true when it mismatches.
-  bool check() {
-    std::vector<Value*> inputs, outputs;
-    boundary(inputs, outputs);
-    auto g = std::make_shared<Graph>();
-    std::unordered_map<Value*, Value*> map;
-    for (Value* v : inputs) map[v] = g->addInput()->setType(v->type());
-    std::function<Value*(Value*)> lookup = [&](Value* v) -> Value* {
-      auto it = map.find(v);
-      if (it != map.end()) return it->second;
-      Node* c = g->insertNode(g->createClone(v->node(), lookup));  // a constant used here: copied
-      return map[v] = c->output();
-    };
-    for (Node* n : nodes_) {
-      Node* c = g->insertNode(g->createClone(n, lookup));
-      for (size_t i = 0; i < n->outputs().size(); ++i) map[n->output(i)] = c->output(i);
-    }
-    if (outputs.empty()) {
-      info.mismatch.clear();
-      return false;
-    }
-    std::vector<Value*> outs;
-    for (Value* o : outputs) outs.push_back(map.at(o));
-    g->registerOutput(outs.size() == 1 ? outs[0] : tuple_of(*g, outs));
-
-    std::vector<c10::IValue> args;
-    for (Value* v : inputs) args.push_back(ctx_.env.at(v));
-    std::vector<c10::IValue> expected;
-    for (Value* o : outputs) verify_detail::flatten(ctx_.env.at(o), true, expected);
-    try {
-      ExportOptions options = ctx_.options;
-      std::vector<size_t> unused;
-      options.unused_input = [&unused](size_t index, const std::string&) { unused.push_back(index); };
-      options.input_names.clear();
-      options.output_names.clear();
-      options.dynamic_axes.clear();
-      options.report.clear();  // (the parts are not the export the user asked a report or picture of)
-      options.graph_picture.clear();
-      const std::string bytes = api::export_to_bytes(
-          api::module_from_graph(g, "part_" + (info.id.empty() ? std::string("all") : info.id)), args, options, {});
-      ort::Session session(bytes.data(), bytes.size());
-      std::vector<c10::IValue> leaves;
-      verify_detail::flatten(c10::ivalue::Tuple::create(args), true, leaves);
-      std::vector<ort::HostTensor> feeds;
-      for (size_t k = 0, slot = 0; k < leaves.size(); ++k) {
-        if (std::find(unused.begin(), unused.end(), k) != unused.end()) continue;
-        if (slot >= session.inputs().size()) throw Error(Error::Kind::Check, "more values than graph inputs");
-        feeds.push_back(verify_detail::onnx_input(leaves[k], session.inputs()[slot++]));
-      }
-      const auto actual = session.run(feeds);
-      if (actual.size() != expected.size())
-        throw Error(Error::Kind::Check, "ONNX Runtime gave " + std::to_string(actual.size()) + " outputs, LibTorch " +
-                                            std::to_string(expected.size()));
-      std::string why;
-      for (size_t k = 0; k < expected.size(); ++k) {
-        VerifyRow row = verify_detail::compare(k, verify_detail::as_tensor(expected[k]), actual[k], ctx_.compare);
-        if (!row.ok) why += (why.empty() ? "" : "; ") + ("output " + std::to_string(k) + ": " + row.why);
-      }
-      info.mismatch = why;
-    } catch (const std::exception& e) {  // an export or run error is a verdict too
-      std::string msg = e.what();
-      info.export_error = msg.substr(0, msg.find('\n'));
-      info.mismatch = "could not be checked on its own: " + info.export_error;
-    }
-    return info.has_mismatch();
+  auto g = std::make_shared<Graph>();
+  std::unordered_map<Value*, Value*> map;
+  for (Value* v : inputs) map[v] = g->addInput()->setType(v->type());
+  std::function<Value*(Value*)> lookup = [&](Value* v) -> Value* {
+    auto it = map.find(v);
+    if (it != map.end()) return it->second;
+    Node* c = g->insertNode(g->createClone(v->node(), lookup));  // a constant used here: copied
+    return map[v] = c->output();
+  };
+  for (Node* n : nodes_) {
+    Node* c = g->insertNode(g->createClone(n, lookup));
+    for (size_t i = 0; i < n->outputs().size(); ++i) map[n->output(i)] = c->output(i);
   }
+  if (outputs.empty()) return verdict;
+  std::vector<Value*> outs;
+  for (Value* o : outputs) outs.push_back(map.at(o));
+  g->registerOutput(outs.size() == 1 ? outs[0] : tuple_of(*g, outs));
 
-  Context& ctx_;
-  std::vector<Node*> nodes_;
-};
+  std::vector<c10::IValue> args;
+  for (Value* v : inputs) args.push_back(ctx_.env.at(v));
+  std::vector<c10::IValue> expected;
+  for (Value* o : outputs) verify_detail::flatten(ctx_.env.at(o), true, expected);
+  try {
+    ExportOptions options = verify_detail::part_options(ctx_.options);
+    std::vector<size_t> unused;
+    options.unused_input = [&unused](size_t index, const std::string&) { unused.push_back(index); };
+    const std::string bytes = api::export_to_bytes(
+        api::module_from_graph(g, "part_" + (id.empty() ? std::string("all") : id)), args, options, {});
+    std::vector<c10::IValue> leaves;
+    verify_detail::flatten(c10::ivalue::Tuple::create(args), true, leaves);
+    std::vector<c10::IValue> fed;
+    for (size_t k = 0; k < leaves.size(); ++k)
+      if (std::find(unused.begin(), unused.end(), k) == unused.end()) fed.push_back(leaves[k]);
+    verdict.mismatch = verify_detail::compare_in_onnx_runtime(bytes, fed, expected, ctx_.compare);
+  } catch (const std::exception& e) {  // an export or run error is a verdict too
+    verdict.set_error(e.what());
+  }
+  return verdict;
+}
+
+}  // namespace
+
+namespace verify_detail {
+
+void PartVerdict::set_error(const std::string& what) {
+  export_error = what.substr(0, what.find('\n'));
+  mismatch = "could not be checked on its own: " + export_error;
+}
+
+ExportOptions part_options(const ExportOptions& user) {
+  ExportOptions options = user;
+  options.input_names.clear();
+  options.output_names.clear();
+  options.dynamic_axes.clear();
+  options.report.clear();  // (the parts are not the export the user asked a report or picture of)
+  options.graph_picture.clear();
+  options.unused_input = nullptr;
+  return options;
+}
+
+std::string compare_in_onnx_runtime(const std::string& model_bytes, const std::vector<c10::IValue>& inputs,
+                                    const std::vector<c10::IValue>& expected, const VerifyOptions& compare_options) {
+  ort::Session session(model_bytes.data(), model_bytes.size());
+  if (inputs.size() != session.inputs().size())
+    throw Error(Error::Kind::Check, std::to_string(inputs.size()) + " values for " +
+                                        std::to_string(session.inputs().size()) + " graph inputs");
+  std::vector<ort::HostTensor> feeds;
+  for (size_t k = 0; k < inputs.size(); ++k) feeds.push_back(onnx_input(inputs[k], session.inputs()[k]));
+  const auto actual = session.run(feeds);
+  if (actual.size() != expected.size())
+    throw Error(Error::Kind::Check, "ONNX Runtime gave " + std::to_string(actual.size()) + " outputs, LibTorch " +
+                                        std::to_string(expected.size()));
+  std::string why;
+  for (size_t k = 0; k < expected.size(); ++k) {
+    VerifyRow row = compare(k, as_tensor(expected[k]), actual[k], compare_options);
+    if (!row.ok) why += (why.empty() ? "" : "; ") + ("output " + std::to_string(k) + ": " + row.why);
+  }
+  return why;
+}
+
+GraphPart bisect(const PartKinds& kind, const PartLabel& label, const PartCheck& check,
+                 const std::vector<size_t>& nodes, const std::string& id) {
+  GraphPart info;
+  info.id = id;
+  for (size_t i : nodes) info.node_kinds.push_back(kind(i));
+  info.label = nodes.size() == 1 ? label(nodes[0]) : std::to_string(nodes.size()) + " operators";
+  const PartVerdict verdict = check(nodes, id);
+  info.mismatch = verdict.mismatch;
+  info.export_error = verdict.export_error;
+  if (!info.has_mismatch() || nodes.size() <= 1 || !info.export_error.empty()) return info;
+  const auto half = static_cast<std::ptrdiff_t>(nodes.size() / 2);
+  info.upper = std::make_unique<GraphPart>(bisect(kind, label, check, {nodes.begin(), nodes.begin() + half}, id + "0"));
+  info.lower = std::make_unique<GraphPart>(bisect(kind, label, check, {nodes.begin() + half, nodes.end()}, id + "1"));
+  return info;
+}
+
+}  // namespace verify_detail
+
+namespace {
 
 void leaves_of(const GraphPart& p, std::vector<const GraphPart*>& out) {
   if (!p.has_mismatch()) return;
@@ -246,14 +253,23 @@ MismatchTree find_mismatch(const torch::jit::Module& module_in, const std::vecto
   for (const auto& [v, pos] : wanted) ctx.env[v] = results.at(pos);
 
   torch_side::OriginTable origins(module.type()->name() ? module.type()->name()->name() : "");
-  ctx.origins = &origins;
   std::vector<Node*> nodes;
   for (Node* n : graph->nodes())
     if (n->kind() != c10::prim::Constant) nodes.push_back(n);
-  Part root(ctx, nodes, "");
-  root.bisect();
+  auto kind = [&](size_t i) { return std::string(nodes[i]->kind().toQualString()); };
+  auto label = [&](size_t i) {
+    const std::string place = torch_side::describe_origin(*origins.of(nodes[i]));
+    return kind(i) + (place.empty() ? "" : " in " + place);
+  };
+  auto check = [&](const std::vector<size_t>& part, const std::string& id) {
+    std::vector<Node*> part_nodes;
+    for (size_t i : part) part_nodes.push_back(nodes[i]);
+    return check_part(ctx, part_nodes, id);
+  };
+  std::vector<size_t> all_nodes(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) all_nodes[i] = i;
   MismatchTree tree;
-  tree.root = std::move(root.info);
+  tree.root = verify_detail::bisect(kind, label, check, all_nodes, "");
   return tree;
 }
 

@@ -14,6 +14,7 @@
 
 #include "torch2onnx/options.h"
 #include "verify/onnxruntime.h"
+#include "verify/program_runner.h"
 #include "verify/values.h"
 
 namespace torch2onnx::verify_detail {
@@ -209,15 +210,27 @@ bool VerifyResult::ok() const {
   return true;
 }
 
+namespace {
+std::string cell(const std::string& text) {  // (a | inside a Markdown table's cell is \|)
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+}  // namespace
+
 std::string VerifyResult::markdown() const {
   std::string out;
   for (const auto& r : runs) {
+    if (!r.skipped.empty()) {
+      out += r.label + ": skipped: " + r.skipped + "\n";
+      continue;
+    }
     out += r.label + ":\n| output | shape | dtype | max abs error | max rel error | bound | match |\n"
                      "|---|---|---|---:|---:|---:|---|\n";
     for (const auto& row : r.rows)
       out += "| " + std::to_string(row.output) + " | " + shape_text(row.shape) + " | " + row.dtype + " | " +
              num(row.max_abs) + " | " + num(row.max_rel) + " | " + num(row.bound) + " | " +
-             (row.ok ? "yes" : "NO: " + row.why) + " |\n";
+             (row.ok ? "yes" : "NO: " + cell(row.why)) + " |\n";
   }
   return out;
 }
@@ -230,13 +243,16 @@ std::string VerifyResult::failures() const {
   return out;
 }
 
-VerifyResult verify(const torch::jit::Module& module_in, const std::vector<c10::IValue>& args,
-                    const std::string& onnx_path, const VerifyOptions& options) {
-  torch::jit::Module module = module_in;  // (a handle: forward() is not const)
-  module.eval();
+namespace verify_detail {
+
+// The runs of verify: `all` (a tuple of the args) on the example and along
+// the ONNX model's symbolic dims; `torch_side` computes the outputs of the
+// args (a tuple's elements); `misfit` says why the torch side cannot take a
+// run's inputs ("" when it can): that run is skipped with its reason.
+VerifyResult verify_runs(const c10::IValue& all, const TorchSide& torch_side, const std::string& onnx_path,
+                         const VerifyOptions& options, const Misfit& misfit) {
   ort::Session session(onnx_path);
   const auto& declared = session.inputs();
-  const c10::IValue all = c10::ivalue::Tuple::create(args);
   // The graph's inputs: the tensors, or the tensors and numbers (a scripted
   // forward(x, n: int) exported by the CLI takes n as a 0-d input).
   auto fed_count = [&](const std::vector<c10::IValue>& l) {
@@ -302,18 +318,18 @@ VerifyResult verify(const torch::jit::Module& module_in, const std::vector<c10::
   for (const auto& [label, inputs] : runs) {
     auto it = inputs.cbegin();
     const c10::IValue rebuilt = replace(all, numbers, it);
-    c10::IValue expected;
-    {
-      at::NoGradGuard no_grad;
-      expected = module.forward(rebuilt.toTupleRef().elements().vec());
+    if (std::string why = misfit ? misfit(rebuilt.toTupleRef().elements().vec()) : ""; !why.empty()) {
+      result.runs.push_back(VerifyRun{label, {}, why});
+      continue;
     }
+    const c10::IValue expected = torch_side(rebuilt.toTupleRef().elements().vec());
     std::vector<HostTensor> onnx_inputs;
     for (size_t i = 0; i < inputs.size(); ++i)
       if (slot[i] >= 0) onnx_inputs.push_back(onnx_input(inputs[i], declared[static_cast<size_t>(slot[i])]));
     const std::vector<HostTensor> actual = session.run(onnx_inputs);
     std::vector<c10::IValue> outs;
     flatten(expected, true, outs);
-    VerifyRun run{label, {}};
+    VerifyRun run{label, {}, ""};
     if (outs.size() != actual.size())
       throw Error(Error::Kind::Check, "ONNX Runtime gave " + std::to_string(actual.size()) + " outputs, PyTorch " +
                                           std::to_string(outs.size()));
@@ -321,6 +337,34 @@ VerifyResult verify(const torch::jit::Module& module_in, const std::vector<c10::
     result.runs.push_back(std::move(run));
   }
   return result;
+}
+
+}  // namespace verify_detail
+
+VerifyResult verify(const torch::jit::Module& module_in, const std::vector<c10::IValue>& args,
+                    const std::string& onnx_path, const VerifyOptions& options) {
+  torch::jit::Module module = module_in;  // (a handle: forward() is not const)
+  module.eval();
+  auto forward = [&module](const std::vector<c10::IValue>& a) {
+    at::NoGradGuard no_grad;
+    return module.forward(a);
+  };
+  return verify_runs(c10::ivalue::Tuple::create(args), forward, onnx_path, options, {});
+}
+
+VerifyResult verify_program(const std::string& program_path, const std::string& onnx_path,
+                            const VerifyOptions& options, const std::vector<c10::IValue>& inputs) {
+  const ProgramRunner runner(program_path);
+  std::vector<c10::IValue> args;
+  if (inputs.empty()) args = runner.sample_inputs();
+  else flatten(c10::ivalue::Tuple::create(inputs), false, args);
+  if (std::string why = runner.misfit(args); !why.empty())
+    throw Error(Error::Kind::Usage, "the example inputs do not fit the program: " + why);
+  auto run = [&runner](const std::vector<c10::IValue>& a) {
+    return c10::IValue(c10::ivalue::Tuple::create(runner.run(a)));
+  };
+  auto misfit = [&runner](const std::vector<c10::IValue>& a) { return runner.misfit(a); };
+  return verify_runs(c10::ivalue::Tuple::create(args), run, onnx_path, options, misfit);
 }
 
 }  // namespace torch2onnx

@@ -84,10 +84,19 @@ def test_find_mismatch_names_a_wrong_symbolic(tmp_path):
     torch.jit.trace(Blocks().eval(), (x,)).save(str(tmp_path / "blocks.pt"))
     torch.save((x,), str(tmp_path / "args.pt"))
     program = os.path.join(os.path.dirname(PROGRAM), "find_wrong_symbolic")
-    proc = subprocess.run([program, str(tmp_path / "blocks.pt"), str(tmp_path / "args.pt")], capture_output=True,
-                          text=True)
+    argv = [program, str(tmp_path / "blocks.pt"), str(tmp_path / "args.pt")]
+    pt2 = hasattr(torch, "export") and hasattr(torch.export, "save")
+    if pt2:  # the same model as a torch.export program: find_mismatch_program must name it too
+        torch.manual_seed(0)
+        torch.export.save(torch.export.export(Blocks().eval(), (x,)), str(tmp_path / "blocks.pt2"))
+        argv.append(str(tmp_path / "blocks.pt2"))
+    proc = subprocess.run(argv, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "clean before: yes" in out and "found the wrong operator" in out, out
     assert "Mismatch node kinds: {'aten::tanh': 1}" in out, out
     assert "X id: (all)" in out and "aten::tanh in blocks.7.act (" in out, out
+    if pt2:
+        program_part = out.split("blocks.pt2:\n", 1)[1]
+        assert "Mismatch node kinds: {'aten::tanh': 1}" in program_part, out
+        assert "aten::tanh in blocks.7.act (" in program_part and "test_cpp_frontend.py:" in program_part, out

@@ -80,3 +80,25 @@ def test_a_correct_model_has_no_mismatch(capsys):
     info = verification.find_mismatch(Deep(), (torch.randn(4, 8),))
     assert not info.has_mismatch() and info.all_mismatch_leaf_graph_info() == []
     assert "No mismatch found." in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not hasattr(torch, "export") or not hasattr(torch.export, "save"), reason="no torch.export")
+def test_an_exported_program_is_bisected_by_the_cpp_core(capsys):
+    # an ExportedProgram runs in LibTorch through torch2onnx's own runner (C++),
+    # its parts exported by the .pt2 frontend, the wrong symbolic the same
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    ep = torch.export.export(Deep().eval(), (x,))
+    info = verification.find_mismatch(ep, (x,), opset_version=17)
+    assert not info.has_mismatch(), capsys.readouterr().out
+    wrong_tanh = lambda g, x: g.op("Sigmoid", x)  # noqa: E731
+    with wrong_symbolic("aten::tanh", wrong_tanh, 9):
+        info = verification.find_mismatch(ep, (x,), opset_version=17)
+    leaves = info.all_mismatch_leaf_graph_info()
+    assert len(leaves) == 1 and leaves[0].essential_node_kinds() == {"aten::tanh"}, [leaf.id for leaf in leaves]
+    out = capsys.readouterr().out
+    assert "Mismatch found." in out and "Mismatch node kinds: {'aten::tanh': 1}" in out, out
+    assert "aten::tanh in blocks.7.act (" in out and "test_find_mismatch.py:" in out, out
+    # the stored sample inputs serve when none are given
+    with wrong_symbolic("aten::tanh", wrong_tanh, 9):
+        assert verification.find_mismatch(ep, None, opset_version=17).has_mismatch()

@@ -154,19 +154,26 @@ Usage:
                                   (torch.export) program needs no inputs: its
                                   metadata has the shapes
   torch2onnx verify MODEL.pt OUT.onnx (--args FILE.pt | --input SPEC ...) [--rtol R] [--atol A]
-                                  run the TorchScript model in LibTorch and OUT.onnx in
+  torch2onnx verify MODEL.pt2 OUT.onnx [--args FILE.pt | --input SPEC ...] [--rtol R] [--atol A]
+                                  run the model in LibTorch (a .pt2 program by torch2onnx's
+                                  own runner, no Python; by default on the sample inputs
+                                  torch.export.save stored with it) and OUT.onnx in
                                   ONNX Runtime on the example inputs and on random inputs
                                   along every dynamic axis (each at the example's size + 3
                                   and at 1); compare every output (floats within
                                   atol + rtol * (1 + max |torch|), rtol 1e-4 by default;
                                   integers exactly); print a table per run; exit 1 on a
-                                  mismatch. ONNX Runtime: the onnxruntime Python package's
-                                  library, or $T2O_ONNXRUNTIME_LIB
+                                  mismatch; runs at sizes outside a program's ranges are
+                                  skipped, with the reason. ONNX Runtime: the onnxruntime
+                                  Python package's library, or $T2O_ONNXRUNTIME_LIB
   torch2onnx find-mismatch MODEL.pt (--args FILE.pt | --input SPEC ...) [--opset N] [--rtol R]
+  torch2onnx find-mismatch MODEL.pt2 [--args FILE.pt | --input SPEC ...] [--opset N] [--rtol R]
                                   find the smallest parts of the model whose ONNX export
                                   differs from LibTorch in ONNX Runtime: the frozen graph
-                                  is cut in halves, each part exported alone and run on
-                                  the values LibTorch computed for it, mismatching parts
+                                  (a .pt2 program's graph, run by torch2onnx's runner on
+                                  its stored sample inputs by default) is cut in halves,
+                                  each part exported alone and run on the values LibTorch
+                                  computed for it, mismatching parts
                                   cut again down to single operators; prints the tree and
                                   the mismatching operators with module paths and source
                                   lines; exit 1 if a part mismatches
@@ -338,12 +345,8 @@ Command parse(const std::vector<std::string>& argv) {
   }
   if (c.name == "batch" && c.model.empty()) usage_error("batch needs a file with one export command per line");
   if (c.name == "verify") {
-    if (c.model.empty() || c.onnx.empty()) usage_error("verify needs a TorchScript model and its ONNX model: verify MODEL.pt OUT.onnx");
-    if (c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0)
-      usage_error("verify runs TorchScript archives; a .pt2 program runs in Python: torch2onnx.verification.verify");
+    if (c.model.empty() || c.onnx.empty()) usage_error("verify needs a model and its ONNX model: verify MODEL.pt OUT.onnx");
   }
-  if (c.name == "find-mismatch" && c.model.size() > 4 && c.model.compare(c.model.size() - 4, 4, ".pt2") == 0)
-    usage_error("find-mismatch runs TorchScript archives; for a .pt2 program use Python's torch2onnx.verification");
   if (c.name == "export" || c.name == "check" || c.name == "verify" || c.name == "find-mismatch") {
     if (c.model.empty()) usage_error(c.name + " needs a model file (MODEL.pt)");
     if (c.name == "export" && c.output.empty()) usage_error("export needs an output file (-o OUT.onnx)");

@@ -158,6 +158,12 @@ bool is_program(const std::string& path) {
          torch2onnx::frontend::pt2::is_pt2_archive(path);
 }
 
+// The example inputs; for a .pt2 program none when none are given (its sample inputs serve).
+std::vector<c10::IValue> program_args(const torch2onnx::cli::Command& c) {
+  if (is_program(c.model) && c.args_file.empty() && c.inputs.empty()) return {};
+  return example_args(c);
+}
+
 // `verify MODEL OUT.onnx` and `export --verify`: the tables on stdout, exit 1 on a mismatch.
 int run_verify(const torch2onnx::cli::Command& c, const std::vector<c10::IValue>& args, const std::string& onnx,
                const std::vector<size_t>& unused) {
@@ -165,7 +171,8 @@ int run_verify(const torch2onnx::cli::Command& c, const std::vector<c10::IValue>
   vo.rtol = c.rtol;
   vo.atol = c.atol;
   vo.unused_inputs = unused;
-  const torch2onnx::VerifyResult r = torch2onnx::verify(torch2onnx::load_archive(c.model), args, onnx, vo);
+  const torch2onnx::VerifyResult r = is_program(c.model) ? torch2onnx::verify_program(c.model, onnx, vo, args)
+                                                         : torch2onnx::verify(torch2onnx::load_archive(c.model), args, onnx, vo);
   std::cout << r.markdown();
   if (r.ok()) return 0;
   std::cerr << "torch2onnx: verification failed: " << r.failures() << "\n";
@@ -175,7 +182,8 @@ int run_verify(const torch2onnx::cli::Command& c, const std::vector<c10::IValue>
 // `find-mismatch MODEL.pt`: the tree and the mismatching operators on stdout, exit 1 when one mismatches.
 int run_find_mismatch(const torch2onnx::cli::Command& c) {
   const torch2onnx::MismatchTree tree =
-      torch2onnx::find_mismatch(torch2onnx::load_archive(c.model), example_args(c), c.options, c.rtol);
+      is_program(c.model) ? torch2onnx::find_mismatch_program(c.model, c.options, c.rtol, program_args(c))
+                          : torch2onnx::find_mismatch(torch2onnx::load_archive(c.model), example_args(c), c.options, c.rtol);
   const bool found = tree.root.has_mismatch();
   std::cout << (found ? "Mismatch found.\n" : "No mismatch found.\n") << tree.tree_text();
   if (found) std::cout << tree.mismatch_text();
@@ -183,18 +191,17 @@ int run_find_mismatch(const torch2onnx::cli::Command& c) {
 }
 
 int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused) {
-  if (c.name == "verify") return run_verify(c, example_args(c), c.onnx, {});
+  if (c.name == "verify") return run_verify(c, program_args(c), c.onnx, {});
   if (c.name == "find-mismatch") return run_find_mismatch(c);
   if (is_program(c.model)) {  // a torch.export program: its metadata has the shapes, no inputs
-    if (c.verify) throw Error(Error::Kind::Usage, "--verify runs TorchScript archives; verify a .pt2 program's export "
-                                                  "in Python (torch2onnx.verification.verify)");
-    if (!c.args_file.empty() || !c.inputs.empty())
-      throw Error(Error::Kind::Usage, "a .pt2 program takes no example inputs: its shapes are in the program");
+    if (!c.verify && (!c.args_file.empty() || !c.inputs.empty()))
+      throw Error(Error::Kind::Usage, "a .pt2 program takes no example inputs: its shapes are in the program "
+                                      "(with --verify, inputs are what it verifies on)");
     torch2onnx::cli::ProgressLine line;
     torch2onnx::ExportOptions options = c.options;
     if (line.enabled()) options.progress = [&line](const std::string& stage, double f) { line.update(stage, f); };
     torch2onnx::export_program(c.model, c.output, options);
-    return 0;
+    return c.verify ? run_verify(c, program_args(c), c.output, {}) : 0;
   }
   std::vector<c10::IValue> args = example_args(c);
   if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] RSS before loading the model: " << torch2onnx::rss_summary() << "\n";

@@ -6,26 +6,6 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 namespace torch2onnx::convert::pt2 {
-namespace {
-
-// The c10 codes of the schema's memory formats (ContiguousFormat = 1 -> 0, PreserveFormat = 4 -> 1).
-int64_t c10_memory_format(int64_t schema) { return schema == 1 ? 0 : schema == 4 ? 1 : schema; }
-
-// The c10 codes of the schema's layouts (Strided = 7 -> 0, SparseCoo = 1 -> 1, _mkldnn = 6 -> 3, ...).
-int64_t c10_layout(int64_t schema) {
-  switch (schema) {
-    case 7: return 0;
-    case 1: return 1;
-    case 2: return 2;
-    case 3: return 4;
-    case 4: return 5;
-    case 5: return 6;
-    case 6: return 3;
-    default: return -1;
-  }
-}
-
-}  // namespace
 
 Arg ProgramConverter::tensor_arg(const std::string& name, const Node* n) {
   Arg a;

@@ -33,8 +33,6 @@ namespace torch2onnx::convert::pt2 {
 using namespace frontend::pt2;
 
 // ---- the program's operators (operators.cpp)
-// "module.path (file.py:12)": where a node came from, as errors name it.
-std::string where(const Node& n);
 // `op` with its alias resolved (TorchScript normalizes aliases away; programs keep them).
 std::string canonical(const std::string& op);
 // Run-time checks of what the program promised: dropped (ONNX cannot raise).

@@ -5,11 +5,6 @@
 
 namespace torch2onnx::convert::pt2 {
 
-std::string where(const pt2::Node& n) {
-  const std::string path = pt2::module_path(n), src = pt2::user_source(n);
-  return (path.empty() ? "<top module>" : path) + (src.empty() ? "" : " (" + src + ")");
-}
-
 bool is_assert(const std::string& op) {
   return op == "aten::_assert_scalar" || op == "aten::sym_constrain_range_for_size" ||
          op == "aten::_assert_tensor_metadata" || op == "aten::sym_constrain_range";

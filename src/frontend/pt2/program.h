@@ -110,9 +110,17 @@ struct Program {
 // top module) and the first frame of its stack trace ("model.py:12").
 std::string module_path(const Node& n);
 std::string user_source(const Node& n);
+// "module.path (file.py:12)" ("<top module>" for the top's): as errors name a node.
+std::string where(const Node& n);
 // The dtype of the schema's ScalarType `code` (Undefined where ONNX has
 // none), and its schema name.
 ir::DType schema_dtype(int64_t code, std::string* name = nullptr);
+
+// The c10 codes of the schema's memory formats (ContiguousFormat = 1 -> 0,
+// PreserveFormat = 4 -> 1) and layouts (Strided = 7 -> 0, SparseCoo = 1 -> 1,
+// _mkldnn = 6 -> 3, ...; -1: none).
+int64_t c10_memory_format(int64_t schema);
+int64_t c10_layout(int64_t schema);
 
 // A symbolic size as text: sympy's Symbol('s77', ...) as s77.
 std::string readable_expr(const std::string& expr);

@@ -324,6 +324,26 @@ std::string module_path(const Node& n) {
   return last.substr(a + 1, b - a - 1);
 }
 
+std::string where(const Node& n) {
+  const std::string path = module_path(n), src = user_source(n);
+  return (path.empty() ? "<top module>" : path) + (src.empty() ? "" : " (" + src + ")");
+}
+
+int64_t c10_memory_format(int64_t schema) { return schema == 1 ? 0 : schema == 4 ? 1 : schema; }
+
+int64_t c10_layout(int64_t schema) {
+  switch (schema) {
+    case 7: return 0;
+    case 1: return 1;
+    case 2: return 2;
+    case 3: return 4;
+    case 4: return 5;
+    case 5: return 6;
+    case 6: return 3;
+    default: return -1;
+  }
+}
+
 std::string readable_expr(const std::string& expr) {
   // sympy's srepr of a symbol, Symbol('s77', positive=True, integer=True): its name
   std::string out;

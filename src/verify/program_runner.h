@@ -1,0 +1,52 @@
+// A torch.export program (.pt2) run in LibTorch, without Python: each node's
+// operator is called through LibTorch's dispatcher with the arguments its
+// schema names, sizes (SymInts) are computed on the values, and the
+// higher-order operators (cond, while_loop, the no_grad/autocast wrappers,
+// invoke_subgraph) run their bodies. What PyTorch computes for the program,
+// for verify and find_mismatch.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/ivalue.h>
+
+#include "frontend/pt2/program.h"
+
+namespace torch2onnx::verify_detail {
+
+// What each name of the program's top graph holds after a run.
+using ProgramValues = std::map<std::string, c10::IValue>;
+
+class ProgramRunner {
+ public:
+  // Reads the program and its weights; throws Error (Load) naming what is wrong.
+  explicit ProgramRunner(const std::string& pt2_path);
+  explicit ProgramRunner(frontend::pt2::Program program);
+
+  const frontend::pt2::Program& program() const { return p_; }
+  // The user inputs (tensors, in the program's order) torch.export.save
+  // stored with it (data/sample_inputs); throws Error (Usage) when the archive has none.
+  std::vector<c10::IValue> sample_inputs() const;
+  // The user outputs for the user inputs (left unchanged: a program that
+  // writes into its inputs gets copies). `values`: every value of the top
+  // graph, as it was when computed (copies).
+  std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, ProgramValues* values = nullptr) const;
+  // "" when the inputs fit the program (dtypes, its fixed sizes, the ranges
+  // and equalities of its symbolic ones), else what does not.
+  std::string misfit(const std::vector<c10::IValue>& inputs) const;
+  // The names of the user inputs, in order.
+  std::vector<std::string> input_names() const;
+
+ private:
+  void load_weights();
+  frontend::pt2::Program p_;
+  std::map<std::string, at::Tensor> weights_;  // placeholder name -> parameter / buffer / constant
+};
+
+// The stored tensor `t` of a program's archive as a LibTorch tensor (its own storage).
+at::Tensor stored_tensor(const frontend::pt2::Program& p, const frontend::pt2::StoredTensor& t, const std::string& name);
+
+}  // namespace torch2onnx::verify_detail
