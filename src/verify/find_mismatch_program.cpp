@@ -146,11 +146,7 @@ PartProgram make_part(const Program& p, const std::vector<const Node*>& nodes, c
 MismatchTree find_mismatch_program(const std::string& program_path, const ExportOptions& options, double rtol,
                                    const std::vector<c10::IValue>& inputs) {
   const verify_detail::ProgramRunner runner(program_path);
-  std::vector<c10::IValue> args;
-  if (inputs.empty()) args = runner.sample_inputs();
-  else verify_detail::flatten(c10::ivalue::Tuple::create(inputs), false, args);
-  if (std::string why = runner.misfit(args); !why.empty())
-    throw Error(Error::Kind::Usage, "the example inputs do not fit the program: " + why);
+  const std::vector<c10::IValue> args = verify_detail::program_inputs(runner.program(), inputs);
   ProgramValues values;
   runner.run(args, &values);
 

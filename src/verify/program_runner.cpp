@@ -81,8 +81,9 @@ c10::IValue typed_list(const std::vector<c10::IValue>& values, c10::TypePtr type
       return l;
     }
     case c10::TypeKind::OptionalType: {
-      c10::List<std::optional<at::Tensor>> l;
-      for (const auto& v : values) l.push_back(v.isNone() ? std::optional<at::Tensor>() : v.toTensor());
+      c10::List<c10::optional<at::Tensor>> l;  // (c10::optional: LibTorch 1.13's type)
+      for (const auto& v : values)
+        l.push_back(v.isNone() ? c10::optional<at::Tensor>() : c10::optional<at::Tensor>(v.toTensor()));
       return l;
     }
     default: {
@@ -408,16 +409,18 @@ void ProgramRunner::load_weights() {
   }
 }
 
-std::vector<std::string> ProgramRunner::input_names() const {
+std::vector<std::string> program_input_names(const Program& p) {
   std::vector<std::string> names;
-  for (const InputSpec& s : p_.input_specs)
+  for (const InputSpec& s : p.input_specs)
     if (s.kind == InputSpec::Kind::UserInput) names.push_back(s.arg);
   return names;
 }
 
-std::vector<c10::IValue> ProgramRunner::sample_inputs() const {
-  auto zip = frontend::ZipFile::open(p_.archive_path);
-  const std::string suffix = "data/sample_inputs/" + p_.model_name + ".pt";
+namespace {
+
+std::vector<c10::IValue> sample_inputs(const Program& p) {
+  auto zip = frontend::ZipFile::open(p.archive_path);
+  const std::string suffix = "data/sample_inputs/" + p.model_name + ".pt";
   for (const frontend::ZipEntry& e : zip ? zip->entries() : std::vector<frontend::ZipEntry>{}) {
     if (e.name.size() < suffix.size() || e.name.compare(e.name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
@@ -433,17 +436,28 @@ std::vector<c10::IValue> ProgramRunner::sample_inputs() const {
     }
     std::vector<c10::IValue> tensors;
     flatten(stored, false, tensors);
-    if (tensors.size() != input_names().size())
-      throw Error(Error::Kind::Usage, "the program's sample inputs hold " + std::to_string(tensors.size()) +
-                                          " tensors, the program takes " + std::to_string(input_names().size()));
     return tensors;
   }
-  throw Error(Error::Kind::Usage, "'" + p_.archive_path + "' holds no sample inputs (" + suffix +
+  throw Error(Error::Kind::Usage, "'" + p.archive_path + "' holds no sample inputs (" + suffix +
                                       ", which torch.export.save writes): give the inputs (--args / --input)");
 }
 
-std::string ProgramRunner::misfit(const std::vector<c10::IValue>& inputs) const {
-  const auto names = input_names();
+}  // namespace
+
+std::vector<c10::IValue> program_inputs(const Program& p, const std::vector<c10::IValue>& given) {
+  std::vector<c10::IValue> inputs;
+  if (given.empty()) inputs = sample_inputs(p);
+  else flatten(c10::ivalue::Tuple::create(given), false, inputs);
+  if (std::string why = program_misfit(p, inputs); !why.empty())
+    throw Error(Error::Kind::Usage, std::string(given.empty() ? "the program's sample inputs" : "the example inputs") +
+                                        " do not fit the program: " + why);
+  return inputs;
+}
+
+std::string ProgramRunner::misfit(const std::vector<c10::IValue>& inputs) const { return program_misfit(p_, inputs); }
+
+std::string program_misfit(const Program& p_, const std::vector<c10::IValue>& inputs) {
+  const auto names = program_input_names(p_);
   if (inputs.size() != names.size())
     return "the program takes " + std::to_string(names.size()) + " inputs, given " + std::to_string(inputs.size());
   std::map<std::string, int64_t> bound;
@@ -482,7 +496,7 @@ std::string ProgramRunner::misfit(const std::vector<c10::IValue>& inputs) const 
 }
 
 std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inputs, ProgramValues* values) const {
-  const auto names = input_names();
+  const auto names = program_input_names(p_);
   if (inputs.size() != names.size())
     throw Error(Error::Kind::Usage, "the program takes " + std::to_string(names.size()) + " inputs, given " +
                                         std::to_string(inputs.size()));

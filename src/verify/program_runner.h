@@ -27,24 +27,28 @@ class ProgramRunner {
   explicit ProgramRunner(frontend::pt2::Program program);
 
   const frontend::pt2::Program& program() const { return p_; }
-  // The user inputs (tensors, in the program's order) torch.export.save
-  // stored with it (data/sample_inputs); throws Error (Usage) when the archive has none.
-  std::vector<c10::IValue> sample_inputs() const;
   // The user outputs for the user inputs (left unchanged: a program that
   // writes into its inputs gets copies). `values`: every value of the top
   // graph, as it was when computed (copies).
   std::vector<c10::IValue> run(const std::vector<c10::IValue>& inputs, ProgramValues* values = nullptr) const;
-  // "" when the inputs fit the program (dtypes, its fixed sizes, the ranges
-  // and equalities of its symbolic ones), else what does not.
-  std::string misfit(const std::vector<c10::IValue>& inputs) const;
-  // The names of the user inputs, in order.
-  std::vector<std::string> input_names() const;
+  std::string misfit(const std::vector<c10::IValue>& inputs) const;  // (program_misfit)
 
  private:
   void load_weights();
   frontend::pt2::Program p_;
   std::map<std::string, at::Tensor> weights_;  // placeholder name -> parameter / buffer / constant
 };
+
+// The names of the program's user inputs, in order.
+std::vector<std::string> program_input_names(const frontend::pt2::Program& p);
+// "" when the inputs fit the program (dtypes, its fixed sizes, the ranges
+// and equalities of its symbolic ones), else what does not.
+std::string program_misfit(const frontend::pt2::Program& p, const std::vector<c10::IValue>& inputs);
+// The user inputs to run the program on: `given` (args: their tensors,
+// tuples and lists flattened) or, when none are given, the sample inputs
+// torch.export.save stored with it (data/sample_inputs). Throws Error (Usage)
+// when the archive has none or they do not fit the program.
+std::vector<c10::IValue> program_inputs(const frontend::pt2::Program& p, const std::vector<c10::IValue>& given);
 
 // The stored tensor `t` of a program's archive as a LibTorch tensor (its own storage).
 at::Tensor stored_tensor(const frontend::pt2::Program& p, const frontend::pt2::StoredTensor& t, const std::string& name);

@@ -355,11 +355,7 @@ VerifyResult verify(const torch::jit::Module& module_in, const std::vector<c10::
 VerifyResult verify_program(const std::string& program_path, const std::string& onnx_path,
                             const VerifyOptions& options, const std::vector<c10::IValue>& inputs) {
   const ProgramRunner runner(program_path);
-  std::vector<c10::IValue> args;
-  if (inputs.empty()) args = runner.sample_inputs();
-  else flatten(c10::ivalue::Tuple::create(inputs), false, args);
-  if (std::string why = runner.misfit(args); !why.empty())
-    throw Error(Error::Kind::Usage, "the example inputs do not fit the program: " + why);
+  const std::vector<c10::IValue> args = verify_detail::program_inputs(runner.program(), inputs);
   auto run = [&runner](const std::vector<c10::IValue>& a) {
     return c10::IValue(c10::ivalue::Tuple::create(runner.run(a)));
   };

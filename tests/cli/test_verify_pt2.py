@@ -176,6 +176,11 @@ def test_errors_are_clear(tmp_path):
     r = cli("verify", bare, out)
     assert r.returncode == 2 and "holds no sample inputs" in r.stderr and "--input" in r.stderr, r.stderr
     assert cli("verify", bare, out, "--input", "3x4").returncode == 0
+    fresh = str(tmp_path / "fresh.onnx")  # export --verify refuses before it exports: no file
+    r = cli("export", bare, "-o", fresh, "--verify")
+    assert r.returncode == 2 and "holds no sample inputs" in r.stderr and not os.path.exists(fresh), r.stderr
+    r = cli("export", program, "-o", fresh, "--verify", "--input", "3x5")
+    assert r.returncode == 2 and "dim 1 is 5, the program fixes it at 4" in r.stderr and not os.path.exists(fresh)
     r = cli("export", program, "-o", out, "--input", "3x4")
     assert r.returncode == 2 and "with --verify, inputs are what it verifies on" in r.stderr
 

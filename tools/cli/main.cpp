@@ -16,6 +16,7 @@
 #include "progress.h"
 #include "frontend/load.h"
 #include "frontend/pt2/program.h"
+#include "verify/program_runner.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/torch2onnx.h"
 #include "torch2onnx/find_mismatch.h"
@@ -197,6 +198,8 @@ int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused) {
     if (!c.verify && (!c.args_file.empty() || !c.inputs.empty()))
       throw Error(Error::Kind::Usage, "a .pt2 program takes no example inputs: its shapes are in the program "
                                       "(with --verify, inputs are what it verifies on)");
+    if (c.verify)  // (inputs to verify on that are missing or do not fit: refused before the export)
+      torch2onnx::verify_detail::program_inputs(torch2onnx::frontend::pt2::read_program(c.model), program_args(c));
     torch2onnx::cli::ProgressLine line;
     torch2onnx::ExportOptions options = c.options;
     if (line.enabled()) options.progress = [&line](const std::string& stage, double f) { line.update(stage, f); };
