@@ -82,6 +82,14 @@ def test_a_size_baked_into_the_trace_fails(tmp_path):
     assert "example:" in r.stdout and "| 0 | 2×3 | float32 |" in r.stdout
     assert "n=5:" in r.stdout and "NO: max \\|onnxruntime - pytorch\\|" in r.stdout, r.stdout
     assert "verification failed: n=5: output 0: max |onnxruntime - pytorch|" in r.stderr, r.stderr
+    # export --verify --report: the report gets the tables and the failure
+    report = str(tmp_path / "scripted.md")
+    r = cli("export", scripted, "--args", args, "-o", str(tmp_path / "s.onnx"), "--dynamic-axes", '{"x":{"0":"n"}}',
+            "--verify", "--report", report)
+    assert r.returncode == 0, r.stderr  # (the scripted module's own export computes the size)
+    text = open(report).read()
+    assert "## Verification" in text and "ONNX Runtime against LibTorch" in text and "n=5:" in text, text
+    assert "| 0 | 5×3 | float32 |" in text and "Verification failed" not in text, text
 
 
 def test_another_models_onnx_fails(tmp_path):

@@ -102,6 +102,12 @@ def test_export_verify_on_the_stored_sample_inputs(tmp_path):
     assert all(m == ["yes", "yes"] for m in tables.values()), r.stdout
     assert "| 0 | 2×5×3 | float32 |" in r.stdout and "| 1 | 5×8 | int64 |" in r.stdout
     ort_matches_pytorch(out, ep, args)
+    report = str(tmp_path / "tagger.md")  # the report gets the tables
+    r = cli("export", program, "-o", out, "--verify", "--report", report)
+    assert r.returncode == 0, r.stderr
+    text = open(report).read()
+    assert "## Verification" in text and "the program run in LibTorch (torch2onnx's runner)" in text, text
+    assert "tokens_dim_0=5, tokens_dim_1=8:" in text and "| 1 | 5×8 | int64 |" in text, text
     torch.manual_seed(1)
     ort_matches_pytorch(out, ep, (torch.randint(0, 10, (5, 8)), torch.rand(5, 8, 1)))
     # given inputs instead of the stored ones

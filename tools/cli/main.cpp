@@ -175,6 +175,17 @@ int run_verify(const torch2onnx::cli::Command& c, const std::vector<c10::IValue>
   const torch2onnx::VerifyResult r = is_program(c.model) ? torch2onnx::verify_program(c.model, onnx, vo, args)
                                                          : torch2onnx::verify(torch2onnx::load_archive(c.model), args, onnx, vo);
   std::cout << r.markdown();
+  if (c.name == "export" && !c.options.report.empty()) {  // the export's report gets the tables
+    std::ofstream report(c.options.report, std::ios::app);
+    std::ostringstream bound;
+    bound << "atol " << c.atol << " + rtol " << c.rtol << " · (1 + max |torch|)";
+    report << "\n## Verification\n\nONNX Runtime against "
+           << (is_program(c.model) ? "the program run in LibTorch (torch2onnx's runner)" : "LibTorch")
+           << " on the example inputs and on random inputs along each dynamic axis (floats within " << bound.str()
+           << ", integers exactly):\n\n"
+           << r.markdown() << (r.ok() ? "" : "\n**Verification failed:** " + r.failures() + "\n");
+    if (!report) throw Error(Error::Kind::Io, "cannot add the verification to the report " + c.options.report);
+  }
   if (r.ok()) return 0;
   std::cerr << "torch2onnx: verification failed: " << r.failures() << "\n";
   return 1;
