@@ -234,7 +234,16 @@ def verify(model, args, onnx_model, kwargs=None, rtol=1e-4, atol=0.0, sizes=(Non
     example. Compares every output (floats within atol + rtol * (1 + max
     |torch|), integers exactly), prints a table per run unless quiet, and
     raises VerificationError on a mismatch. Returns the rows of every run.
-    The model's tensor inputs must be the ONNX graph's inputs, in order."""
+    The model's tensor inputs must be the ONNX graph's inputs, in order.
+    `model` may be an nn.Module, a ScriptModule, an ExportedProgram or the
+    path of a .pt2 program (torch.export.save); for a program, `args` may
+    be None: the example inputs it holds serve."""
+    if isinstance(model, str) and model.endswith(".pt2"):
+        model = torch.export.load(model)
+    if isinstance(model, getattr(getattr(torch, "export", None), "ExportedProgram", ())):
+        if args is None:
+            args, kwargs = model.example_inputs
+        model = model.module()
     args = args if isinstance(args, tuple) else (args,)
     session = ort_session(onnx_model)
     declared = session.get_inputs()

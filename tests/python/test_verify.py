@@ -110,3 +110,19 @@ def test_export_verify_true_runs_the_dynamic_axes(tmp_path):
                       dynamic_axes={"tokens": {0: "batch"}, "scale": {0: "batch"}}, verify=True, report=report)
     text = open(report).read()
     assert "Random inputs, batch=5:" in text and "Random inputs, batch=1:" in text, text
+
+
+@pytest.mark.skipif(not hasattr(torch, "export") or not hasattr(torch.export, "save"), reason="no torch.export")
+def test_programs_verify_from_the_exported_program_or_its_file(tmp_path):
+    # an ExportedProgram (run as ep.module()) or a .pt2 path, with its own example inputs when args is None
+    torch.manual_seed(0)
+    batch = torch.export.Dim("batch", min=1, max=32)
+    args = (torch.randint(0, 10, (2, 5)), torch.rand(2, 5, 1))
+    ep = torch.export.export(Net().eval(), args, dynamic_shapes=({0: batch}, {0: batch}))
+    program, out = str(tmp_path / "net.pt2"), str(tmp_path / "net.onnx")
+    torch.export.save(ep, program)
+    torch2onnx.export(ep, args, out, dynamo=True)
+    for model, given in ((ep, args), (ep, None), (program, None)):
+        runs = verification.verify(model, given, out, quiet=True)
+        assert [label for label, _ in runs][0] == "example" and len(runs) == 3, runs
+        assert all(r["ok"] for _, rows in runs for r in rows)
