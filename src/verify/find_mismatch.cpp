@@ -155,6 +155,14 @@ GraphPart bisect(const PartKinds& kind, const PartLabel& label, const PartCheck&
   return info;
 }
 
+MismatchTree find_in_parts(size_t count, const PartKinds& kind, const PartLabel& label, const PartCheck& check) {
+  std::vector<size_t> all(count);
+  for (size_t i = 0; i < count; ++i) all[i] = i;
+  MismatchTree tree;
+  tree.root = bisect(kind, label, check, all, "");
+  return tree;
+}
+
 }  // namespace verify_detail
 
 namespace {
@@ -266,11 +274,7 @@ MismatchTree find_mismatch(const torch::jit::Module& module_in, const std::vecto
     for (size_t i : part) part_nodes.push_back(nodes[i]);
     return check_part(ctx, part_nodes, id);
   };
-  std::vector<size_t> all_nodes(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) all_nodes[i] = i;
-  MismatchTree tree;
-  tree.root = verify_detail::bisect(kind, label, check, all_nodes, "");
-  return tree;
+  return verify_detail::find_in_parts(nodes.size(), kind, label, check);
 }
 
 }  // namespace torch2onnx

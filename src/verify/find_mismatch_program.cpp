@@ -48,6 +48,15 @@ void bake_sizes(Argument& a, const std::set<std::string>& defined, const Program
   if (!list) a.names.clear();  // (a single size given as a number has no name)
 }
 
+// A placeholder of the program and what it is.
+void add_input(Program& q, const InputSpec& spec) {
+  Argument placeholder;
+  placeholder.kind = "as_tensor";
+  placeholder.names = {spec.arg};
+  q.graph.inputs.push_back(placeholder);
+  q.input_specs.push_back(spec);
+}
+
 struct PartProgram {
   Program program;
   std::vector<c10::IValue> inputs, expected;
@@ -103,26 +112,16 @@ PartProgram make_part(const Program& p, const std::vector<const Node*>& nodes, c
         m.sizes.clear();
         m.strides.clear();
         for (int64_t d : t.sizes()) m.sizes.push_back(SymInt{d, "", std::nullopt});
-        Argument placeholder;
-        placeholder.kind = "as_tensor";
-        placeholder.names = {name};
-        q.graph.inputs.push_back(placeholder);
         InputSpec spec;
         spec.kind = InputSpec::Kind::UserInput;
         spec.arg = name;
-        q.input_specs.push_back(spec);
+        add_input(q, spec);
         part.inputs.push_back(t);
       }
     }
     q.graph.nodes.push_back(std::move(copy));
   }
-  for (const InputSpec& s : weight_specs) {
-    Argument placeholder;
-    placeholder.kind = "as_tensor";
-    placeholder.names = {s.arg};
-    q.graph.inputs.push_back(placeholder);
-    q.input_specs.push_back(s);
-  }
+  for (const InputSpec& s : weight_specs) add_input(q, s);
   for (const Node* n : nodes)
     for (const Argument& o : n->outputs)
       for (const std::string& name : o.names) {
@@ -173,11 +172,7 @@ MismatchTree find_mismatch_program(const std::string& program_path, const Export
     }
     return verdict;
   };
-  std::vector<size_t> all(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) all[i] = i;
-  MismatchTree tree;
-  tree.root = verify_detail::bisect(kind, label, check, all, "");
-  return tree;
+  return verify_detail::find_in_parts(ops.size(), kind, label, check);
 }
 
 }  // namespace torch2onnx

@@ -31,6 +31,9 @@ using PartCheck = std::function<PartVerdict(const std::vector<size_t>& operators
 GraphPart bisect(const PartKinds& kind, const PartLabel& label, const PartCheck& check,
                  const std::vector<size_t>& operators, const std::string& id);
 
+// The tree of all `count` operators.
+MismatchTree find_in_parts(size_t count, const PartKinds& kind, const PartLabel& label, const PartCheck& check);
+
 // The user's export options for a part: no names, dynamic axes, report or picture.
 ExportOptions part_options(const ExportOptions& user);
 

@@ -50,6 +50,13 @@ std::string program_misfit(const frontend::pt2::Program& p, const std::vector<c1
 // when the archive has none or they do not fit the program.
 std::vector<c10::IValue> program_inputs(const frontend::pt2::Program& p, const std::vector<c10::IValue>& given);
 
+// Runs the nodes of `g` on the values in `env` (its inputs; its results are
+// added). `record`: each value of `g` as it is computed (copies: later writes
+// into a tensor do not change what was recorded). program_nodes.cpp.
+void run_program_graph(const frontend::pt2::Graph& g, ProgramValues& env, ProgramValues* record = nullptr);
+// LibTorch's dtype of `dt`; throws Error (Check) naming `what` for a dtype it has none of.
+at::ScalarType torch_dtype(ir::DType dt, const std::string& what);
+
 // The stored tensor `t` of a program's archive as a LibTorch tensor (its own storage).
 at::Tensor stored_tensor(const frontend::pt2::Program& p, const frontend::pt2::StoredTensor& t, const std::string& name);
 
