@@ -154,7 +154,8 @@ class Interpreter {
   // as Python's argument parser makes it (it does not promote the other operand).
   static c10::IValue tensor_if_asked(c10::IValue v, c10::TypePtr type) {
     if (auto o = type->cast<c10::OptionalType>()) type = o->getElementType();
-    if (type->kind() != c10::TypeKind::TensorType || !(v.isInt() || v.isDouble() || v.isBool())) return v;
+    if (type->kind() != c10::TypeKind::TensorType || !(v.isInt() || v.isDouble() || v.isBool() || v.isComplexDouble()))
+      return v;
     at::Tensor t = at::scalar_to_tensor(v.toScalar());
     t.unsafeGetTensorImpl()->set_wrapped_number(true);
     return t;
@@ -189,7 +190,10 @@ class Interpreter {
     auto handle = c10::Dispatcher::singleton().findSchema(c10::OperatorName(n.op, overload));
     if (!handle) {
       if (n.op.rfind("aten::_assert", 0) == 0 || n.op.rfind("aten::sym_constrain_range", 0) == 0) return;
-      fail(n, "this LibTorch has no operator " + n.op + (overload.empty() ? "" : "." + overload));
+      fail(n, "this LibTorch has no operator " + n.op + (overload.empty() ? "" : "." + overload) +
+                  (n.op.rfind("aten::", 0) == 0 ? std::string()
+                                                : " (preload the library that registers it: LD_PRELOAD=.../torchvision/"
+                                                  "_C.so for torchvision's, your extension's for your own)"));
     }
     const c10::FunctionSchema& schema = handle->schema();
     torch::jit::Stack stack;

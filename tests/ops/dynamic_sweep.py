@@ -64,7 +64,7 @@ INVARIANT_INPUTS = ("searchsorted", "bucketize", "lu_solve", "lu_unpack", "ldl_s
                     "chunk_fewer")  # float16 values drawn anew: float16's rounding exceeds the float32 tolerance
 # Families with nothing to sweep (no tensor inputs whose size matters) or
 # whose cases are sweeps of their own.
-SKIP_FAMILIES = {"test_coverage", "test_dynamic_axes", "test_dynamic_sweep"}
+SKIP_FAMILIES = {"test_coverage", "test_dynamic_axes", "test_dynamic_sweep", "test_runner_sweep"}
 DYNAMIC_REFUSAL = "dynamic"  # what a refusal's message must mention
 
 
