@@ -39,20 +39,20 @@ Value* tuple_of(Graph& g, const std::vector<Value*>& values) {
 
 // The TorchScript side of a part: exports `nodes` alone and compares ONNX
 // Runtime with LibTorch on the values that reach them.
-verify_detail::PartVerdict check_part(Context& ctx_, const std::vector<Node*>& nodes_, const std::string& id) {
+verify_detail::PartVerdict check_part(Context& ctx, const std::vector<Node*>& nodes, const std::string& id) {
   verify_detail::PartVerdict verdict;
   // The values flowing in (computed before, not constants) and out (used after, or graph outputs).
   std::vector<Value*> inputs, outputs;
   {
-    std::unordered_set<const Node*> inside(nodes_.begin(), nodes_.end());
+    std::unordered_set<const Node*> inside(nodes.begin(), nodes.end());
     std::unordered_set<const Value*> defined, seen;
-    for (Node* n : nodes_)
+    for (Node* n : nodes)
       for (Value* o : n->outputs()) defined.insert(o);
-    for (Node* n : nodes_)
+    for (Node* n : nodes)
       for (Value* v : n->inputs())
         if (!defined.count(v) && v->node()->kind() != c10::prim::Constant && seen.insert(v).second) inputs.push_back(v);
-    std::unordered_set<const Value*> graph_outputs(ctx_.graph->outputs().begin(), ctx_.graph->outputs().end());
-    for (Node* n : nodes_)
+    std::unordered_set<const Value*> graph_outputs(ctx.graph->outputs().begin(), ctx.graph->outputs().end());
+    for (Node* n : nodes)
       for (Value* o : n->outputs()) {
         bool used_after = graph_outputs.count(o) != 0;
         for (const auto& u : o->uses()) used_after = used_after || !inside.count(u.user);
@@ -68,7 +68,7 @@ verify_detail::PartVerdict check_part(Context& ctx_, const std::vector<Node*>& n
     Node* c = g->insertNode(g->createClone(v->node(), lookup));  // a constant used here: copied
     return map[v] = c->output();
   };
-  for (Node* n : nodes_) {
+  for (Node* n : nodes) {
     Node* c = g->insertNode(g->createClone(n, lookup));
     for (size_t i = 0; i < n->outputs().size(); ++i) map[n->output(i)] = c->output(i);
   }
@@ -78,11 +78,11 @@ verify_detail::PartVerdict check_part(Context& ctx_, const std::vector<Node*>& n
   g->registerOutput(outs.size() == 1 ? outs[0] : tuple_of(*g, outs));
 
   std::vector<c10::IValue> args;
-  for (Value* v : inputs) args.push_back(ctx_.env.at(v));
+  for (Value* v : inputs) args.push_back(ctx.env.at(v));
   std::vector<c10::IValue> expected;
-  for (Value* o : outputs) verify_detail::flatten(ctx_.env.at(o), true, expected);
+  for (Value* o : outputs) verify_detail::flatten(ctx.env.at(o), true, expected);
   try {
-    ExportOptions options = verify_detail::part_options(ctx_.options);
+    ExportOptions options = verify_detail::part_options(ctx.options);
     std::vector<size_t> unused;
     options.unused_input = [&unused](size_t index, const std::string&) { unused.push_back(index); };
     const std::string bytes = api::export_to_bytes(
@@ -92,7 +92,7 @@ verify_detail::PartVerdict check_part(Context& ctx_, const std::vector<Node*>& n
     std::vector<c10::IValue> fed;
     for (size_t k = 0; k < leaves.size(); ++k)
       if (std::find(unused.begin(), unused.end(), k) == unused.end()) fed.push_back(leaves[k]);
-    verdict.mismatch = verify_detail::compare_in_onnx_runtime(bytes, fed, expected, ctx_.compare);
+    verdict.mismatch = verify_detail::compare_in_onnx_runtime(bytes, fed, expected, ctx.compare);
   } catch (const std::exception& e) {  // an export or run error is a verdict too
     verdict.set_error(e.what());
   }

@@ -17,13 +17,11 @@ namespace torch2onnx::verify_detail {
 
 using namespace frontend::pt2;
 
-at::Tensor stored_tensor(const Program& p, const StoredTensor& t, const std::string& name) {
-  auto zip = frontend::ZipFile::open(p.archive_path);
-  if (!zip) throw Error(Error::Kind::Load, "cannot open '" + p.archive_path + "'");
-  for (const frontend::ZipEntry& e : zip->entries()) {
+at::Tensor stored_tensor(const frontend::ZipFile& zip, const StoredTensor& t, const std::string& name) {
+  for (const frontend::ZipEntry& e : zip.entries()) {
     if (e.name != t.entry) continue;
-    std::string why = zip->size_problem(e);
-    auto bytes = why.empty() ? zip->contents(e, &why) : std::nullopt;
+    std::string why = zip.size_problem(e);
+    auto bytes = why.empty() ? zip.contents(e, &why) : std::nullopt;
     if (!bytes) throw Error(Error::Kind::Load, "cannot read '" + name + "': " + why);
     if (t.pickled) {
       c10::IValue v;
@@ -59,11 +57,9 @@ at::Tensor stored_tensor(const Program& p, const StoredTensor& t, const std::str
   throw Error(Error::Kind::Load, "the archive has no entry " + t.entry);
 }
 
-ProgramRunner::ProgramRunner(const std::string& pt2_path) : p_(read_program(pt2_path)) { load_weights(); }
-
-ProgramRunner::ProgramRunner(Program program) : p_(std::move(program)) { load_weights(); }
-
-void ProgramRunner::load_weights() {
+ProgramRunner::ProgramRunner(const std::string& pt2_path) : p_(read_program(pt2_path)) {
+  const auto zip = frontend::ZipFile::open(p_.archive_path);  // (its directory read once for every weight)
+  if (!zip) throw Error(Error::Kind::Load, "cannot open '" + p_.archive_path + "'");
   for (const InputSpec& s : p_.input_specs) {
     if (s.kind == InputSpec::Kind::UserInput) continue;
     if (s.kind != InputSpec::Kind::Parameter && s.kind != InputSpec::Kind::Buffer && s.kind != InputSpec::Kind::Constant)
@@ -72,7 +68,7 @@ void ProgramRunner::load_weights() {
     if (auto w = p_.weights.find(s.target); w != p_.weights.end()) t = &w->second;
     else if (auto c = p_.constants.find(s.target); c != p_.constants.end()) t = &c->second;
     if (!t) throw Error(Error::Kind::Load, "the archive holds no data for '" + s.target + "'");
-    weights_[s.arg] = stored_tensor(p_, *t, s.target);
+    weights_[s.arg] = stored_tensor(*zip, *t, s.target);
   }
 }
 
@@ -123,8 +119,8 @@ std::vector<c10::IValue> program_inputs(const Program& p, const std::vector<c10:
 
 std::string ProgramRunner::misfit(const std::vector<c10::IValue>& inputs) const { return program_misfit(p_, inputs); }
 
-std::string program_misfit(const Program& p_, const std::vector<c10::IValue>& inputs) {
-  const auto names = program_input_names(p_);
+std::string program_misfit(const Program& p, const std::vector<c10::IValue>& inputs) {
+  const auto names = program_input_names(p);
   if (inputs.size() != names.size())
     return "the program takes " + std::to_string(names.size()) + " inputs, given " + std::to_string(inputs.size());
   std::map<std::string, int64_t> bound;
@@ -132,8 +128,8 @@ std::string program_misfit(const Program& p_, const std::vector<c10::IValue>& in
     const std::string which = "input " + std::to_string(k) + " (" + names[k] + ")";
     if (!inputs[k].isTensor()) return which + " is not a tensor";
     const at::Tensor& t = inputs[k].toTensor();
-    auto m = p_.graph.tensor_values.find(names[k]);
-    if (m == p_.graph.tensor_values.end()) return which + " has no metadata in the program";
+    auto m = p.graph.tensor_values.find(names[k]);
+    if (m == p.graph.tensor_values.end()) return which + " has no metadata in the program";
     if (m->second.dtype != ir::DType::Undefined &&
         static_cast<at::ScalarType>(ir::scalar_type_from_dtype(m->second.dtype)) != t.scalar_type())
       return which + " is " + c10::toString(t.scalar_type()) + ", the program takes " + ir::dtype_name(m->second.dtype);
@@ -149,8 +145,8 @@ std::string program_misfit(const Program& p_, const std::vector<c10::IValue>& in
         continue;
       }
       const std::string sym = readable_expr(s.expr);
-      auto range = p_.range_constraints.find(sym);
-      if (range == p_.range_constraints.end()) continue;  // (an expression of symbols)
+      auto range = p.range_constraints.find(sym);
+      if (range == p.range_constraints.end()) continue;  // (an expression of symbols)
       if (auto [it, fresh] = bound.emplace(sym, n); !fresh && it->second != n)
         return dim + " is " + std::to_string(n) + " but " + sym + " is " + std::to_string(it->second) + " elsewhere";
       if ((range->second.min && n < *range->second.min) || (range->second.max && n > *range->second.max))

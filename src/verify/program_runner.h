@@ -14,6 +14,7 @@
 #include <ATen/core/ivalue.h>
 
 #include "frontend/pt2/program.h"
+#include "frontend/zip.h"
 
 namespace torch2onnx::verify_detail {
 
@@ -24,7 +25,6 @@ class ProgramRunner {
  public:
   // Reads the program and its weights; throws Error (Load) naming what is wrong.
   explicit ProgramRunner(const std::string& pt2_path);
-  explicit ProgramRunner(frontend::pt2::Program program);
 
   const frontend::pt2::Program& program() const { return p_; }
   // The user outputs for the user inputs (left unchanged: a program that
@@ -34,7 +34,6 @@ class ProgramRunner {
   std::string misfit(const std::vector<c10::IValue>& inputs) const;  // (program_misfit)
 
  private:
-  void load_weights();
   frontend::pt2::Program p_;
   std::map<std::string, at::Tensor> weights_;  // placeholder name -> parameter / buffer / constant
 };
@@ -57,7 +56,7 @@ void run_program_graph(const frontend::pt2::Graph& g, ProgramValues& env, Progra
 // LibTorch's dtype of `dt`; throws Error (Check) naming `what` for a dtype it has none of.
 at::ScalarType torch_dtype(ir::DType dt, const std::string& what);
 
-// The stored tensor `t` of a program's archive as a LibTorch tensor (its own storage).
-at::Tensor stored_tensor(const frontend::pt2::Program& p, const frontend::pt2::StoredTensor& t, const std::string& name);
+// The stored tensor `t` of a program's archive `zip` as a LibTorch tensor (its own storage).
+at::Tensor stored_tensor(const frontend::ZipFile& zip, const frontend::pt2::StoredTensor& t, const std::string& name);
 
 }  // namespace torch2onnx::verify_detail
