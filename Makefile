@@ -30,7 +30,7 @@ APT_PACKAGES := build-essential cmake ccache git \
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 
-.PHONY: all deps apt-deps venv onnx build test test-zoo test-unit test-asan test-1.13 build-1.13 demo install bench clean
+.PHONY: all deps apt-deps venv onnx build test test-zoo test-unit test-asan test-1.13 build-1.13 test-clients demo install bench clean
 
 all: build
 
@@ -103,6 +103,22 @@ test-asan: deps
 	cmake --build build-asan --target torch2onnx_cli -j$(JOBS)
 	$(ASAN_ENV) $(PYTHON) tests/fuzz/fuzz.py --cli build-asan/torch2onnx --archives 1000 --programs 1000 --argv 1000
 	$(ASAN_ENV) T2O_CLI=$(CURDIR)/build-asan/torch2onnx $(PYTHON) -m pytest -q -p no:cacheprovider tests/cli
+
+# The programs that call torch.onnx.export for most users, optimum-onnx's
+# main_export and Ultralytics' YOLO export, each run as shipped and again with
+# torch.onnx.export swapped for torch2onnx.export (tests/clients/run.py; the
+# table goes to build/clients/report.md). Fails if a torch2onnx export fails.
+# Their own venv (requirements/clients.txt, the whole set pinned, --no-deps);
+# torch2onnx from build/python. CLIENTS_ARGS="--only bert --client optimum".
+VENV_CLIENTS := $(BUILD_DIR)/venv-clients
+
+$(VENV_CLIENTS)/.installed: requirements/clients.txt | apt-deps
+	$(SYSTEM_PYTHON) -m venv $(VENV_CLIENTS)
+	$(VENV_CLIENTS)/bin/python -m pip install -q --disable-pip-version-check --no-deps -r $<
+	@touch $@
+
+test-clients: build $(VENV_CLIENTS)/.installed
+	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python $(VENV_CLIENTS)/bin/python tests/clients/run.py $(CLIENTS_ARGS)
 
 test-unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -R '^(Registry|Serialize|IR|Passes|CliArgs)\.'

@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from . import _logging, errors
+from . import _logging, _modes, errors
 
 
 class ONNXProgram:
@@ -76,28 +76,54 @@ def _param_names(model, count):
     return [params[i] if i < len(params) else f"arg{i}" for i in range(count)]
 
 
-def _shapes_from_axes(model, args, input_names, dynamic_axes):
-    """torch.onnx's dynamic_axes as torch.export dynamic_shapes: one Dim per
-    axis name (shared by every input that names it)."""
-    names = list(input_names or []) + _param_names(model, len(args))[len(input_names or []):]
-    dims = {}
+def _shapes_from_axes(model, args, kwargs, input_names, dynamic_axes):
+    """torch.onnx's dynamic_axes as torch.export dynamic_shapes. The graph's
+    inputs are the tensors of args and kwargs however nested (tuples, lists,
+    dicts: a KV cache as a list of (key, value) tuples), in order; input_names
+    names them, and a top-level tensor without one goes by its parameter name.
+    Each axis dynamic_axes lists for a name is Dim.DYNAMIC: torch.export finds
+    how the dims relate (one batch size for every input, a mask as long as
+    past + sequence), and the names of dynamic_axes label the ONNX dims
+    (_axes_from_shapes leaves them to the converter)."""
+    names = list(input_names or [])
+    params = _param_names(model, len(args))
+    count = [0]
 
-    def dim(name):
-        if name not in dims:
-            dims[name] = torch.export.Dim(name)
-        return dims[name]
+    def dims(value, axes):
+        keys = axes.keys() if isinstance(axes, dict) else axes
+        return {int(a) % max(value.dim(), 1): _dynamic_dim(axes, a) for a in keys}
 
-    shapes = []
-    for i, a in enumerate(args):
-        axes = dynamic_axes.get(names[i]) if isinstance(a, torch.Tensor) else None
-        if axes is None:
-            shapes.append(None)
-            continue
-        if isinstance(axes, dict):
-            shapes.append({int(k): dim(str(v)) for k, v in axes.items()})
-        else:
-            shapes.append({int(k): dim(f"{names[i]}_dynamic_axes_{j + 1}") for j, k in enumerate(axes)})
-    return tuple(shapes)
+    def spec(value, default):
+        if isinstance(value, torch.Tensor):
+            k = count[0]
+            count[0] += 1
+            name = names[k] if k < len(names) else default
+            axes = dynamic_axes.get(name) if name is not None else None
+            return dims(value, axes) if axes else None
+        if isinstance(value, (list, tuple)):
+            items = [spec(v, None) for v in value]
+            return items if isinstance(value, list) else tuple(items)
+        if isinstance(value, dict):
+            return {k: spec(v, None) for k, v in value.items()}
+        return None
+
+    positional = [spec(a, params[i]) for i, a in enumerate(args)]
+    keyword = {k: spec(v, k) for k, v in kwargs.items()}
+    if not keyword:
+        return tuple(positional)
+    # (with keyword args: a dict by parameter name)
+    return {**{params[i]: s for i, s in enumerate(positional)}, **keyword}
+
+
+def _dynamic_dim(axes, axis):
+    """A dynamic dim for torch.export: Dim.DYNAMIC where torch has it (its
+    relations to other dims inferred), else a Dim named as dynamic_axes names it."""
+    hint = getattr(torch.export.Dim, "DYNAMIC", None)
+    if hint is not None:
+        return hint
+    name = str(axes[axis]) if isinstance(axes, dict) else f"dim_{axis}"
+    name = "".join(c if c.isalnum() else "_" for c in name)
+    return torch.export.Dim(name if name.isidentifier() else f"d_{name}")
 
 
 def _axes_from_shapes(ep, input_names, dynamic_shapes):
@@ -161,11 +187,11 @@ def _capture(model, args, kwargs, dynamic_shapes, timings):
         except Exception as e:  # torch.export raises many kinds
             failures.append((strict, e))
             if _specialized(e):
-                grown = _grown(args, dynamic_shapes)
+                grown = _grown(args, kwargs or {}, dynamic_shapes, _param_names(model, len(args)))
                 if grown is not None:  # torch.export fixes dims whose example size is 0 or 1
                     try:
-                        ep = torch.export.export(model, grown, kwargs=kwargs or None, dynamic_shapes=dynamic_shapes,
-                                                 strict=strict)
+                        ep = torch.export.export(model, grown[0], kwargs=grown[1] or None,
+                                                 dynamic_shapes=dynamic_shapes, strict=strict)
                         timings.append((f"torch.export ({'strict' if strict else 'non-strict'}, dynamic dims of "
                                         "size 1 captured at size 2)", time.perf_counter() - start))
                         return ep, ("strict" if strict else "non-strict") + ", example grown to size 2"
@@ -184,20 +210,35 @@ def _specialized(e):
     return "specialized" in str(e) or "Constraints violated" in str(e)
 
 
-def _grown(args, dynamic_shapes):
-    """`args` with each dynamic dim (dynamic_shapes' dict per positional
-    tensor) of size 0 or 1 repeated to size 2, or None if there is none."""
-    if not isinstance(dynamic_shapes, (tuple, list)) or len(dynamic_shapes) != len(args):
+def _grown(args, kwargs, dynamic_shapes, params):
+    """(args, kwargs) with each dynamic dim (dynamic_shapes' dict per tensor,
+    however nested; a tuple by position or a dict by parameter name) of size 0
+    or 1 repeated to size 2, or None if there is none."""
+    changed = [False]
+
+    def grow(value, spec):
+        if isinstance(value, torch.Tensor):
+            if isinstance(spec, dict):
+                for axis in spec:
+                    if isinstance(axis, int) and value.dim() > axis and value.shape[axis] == 1:
+                        value = torch.cat([value, value], dim=axis)
+                        changed[0] = True
+            return value
+        if isinstance(value, (list, tuple)) and isinstance(spec, (list, tuple)) and len(spec) == len(value):
+            items = [grow(v, s) for v, s in zip(value, spec)]
+            return items if isinstance(value, list) else type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+        if isinstance(value, dict) and isinstance(spec, dict):
+            return {k: grow(v, spec.get(k)) for k, v in value.items()}
+        return value
+
+    if isinstance(dynamic_shapes, (tuple, list)) and len(dynamic_shapes) == len(args) and not kwargs:
+        grown_args, grown_kwargs = tuple(grow(a, s) for a, s in zip(args, dynamic_shapes)), kwargs
+    elif isinstance(dynamic_shapes, dict):
+        grown_args = tuple(grow(a, dynamic_shapes.get(params[i])) for i, a in enumerate(args))
+        grown_kwargs = {k: grow(v, dynamic_shapes.get(k)) for k, v in kwargs.items()}
+    else:
         return None
-    grown, changed = [], False
-    for a, spec in zip(args, dynamic_shapes):
-        if isinstance(a, torch.Tensor) and isinstance(spec, dict):
-            for axis in spec:
-                if isinstance(axis, int) and a.dim() > axis and a.shape[axis] == 1:
-                    a = torch.cat([a, a], dim=axis)
-                    changed = True
-        grown.append(a)
-    return tuple(grown) if changed else None
+    return (grown_args, grown_kwargs) if changed[0] else None
 
 
 def _program_ops(ep):
@@ -282,8 +323,9 @@ def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, arti
     name = type(model).__name__
     try:
         if options.get("dynamic_axes") and dynamic_shapes is None and not isinstance(model, torch.export.ExportedProgram):
-            dynamic_shapes = _shapes_from_axes(model, args, options.get("input_names"), options["dynamic_axes"])
-        with _logging._core_log():
+            dynamic_shapes = _shapes_from_axes(model, args, kwargs, options.get("input_names"),
+                                               options["dynamic_axes"])
+        with _modes._exporting(options["opset_version"]), _logging._core_log():
             ep, strategy = _capture(model, args, kwargs, dynamic_shapes, timings)
             axes = _axes_from_shapes(ep, options.get("input_names"), dynamic_shapes)
             options["dynamic_axes"] = {**axes, **(options.get("dynamic_axes") or {})} or None

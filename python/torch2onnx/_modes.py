@@ -50,11 +50,16 @@ def is_in_onnx_export():
 
 
 @contextlib.contextmanager
-def _exporting():
+def _exporting(opset=None):
+    """An export at `opset` is running: our is_in_onnx_export() and torch.onnx's
+    are True, torch.onnx's registered custom symbolics apply (_torch_onnx_compat)."""
+    from . import _torch_onnx_compat
+
     previous = _State.in_export
     _State.in_export = True
     try:
-        yield
+        with _torch_onnx_compat.exporting(opset):
+            yield
     finally:
         _State.in_export = previous
 

@@ -166,7 +166,8 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
     if export_modules_as_functions:
         options["modules_as_functions"] = _function_classes(model, export_modules_as_functions)
     start = time.perf_counter()
-    with _modes._exporting(), _modes.select_model_mode_for_export(model, training), _logging._core_log():
+    with _modes._exporting(options["opset_version"]), _modes.select_model_mode_for_export(model, training), \
+            _logging._core_log():
         module, values, positional, keyword = _prepare(model, args, kwargs, training)
         _logging.log(f"traced {type(model).__name__} in {time.perf_counter() - start:.3f} s")
         data, unused = _C().export(module, values, path, options)
@@ -196,7 +197,7 @@ def _export_part(fn, args, opset_version, do_constant_folding):
                        do_constant_folding, None, False, None, False, False)
     options["keep_doc_strings"] = False
     options["inline_autograd"] = True
-    with _modes._exporting():
+    with _modes._exporting(options["opset_version"]):
         module, values, _, _ = _prepare(fn, args, None, TrainingMode.EVAL)
         data, unused = _C().export(module, values, None, options)
     return data, values, unused
@@ -348,7 +349,7 @@ def export_to_pretty_string(model, args=(), export_params=True, verbose=False, t
     options = _options(opset_version, export_params, verbose, _modes._training_of(model, training), input_names,
                        output_names, operator_export_type, do_constant_folding, dynamic_axes,
                        keep_initializers_as_inputs, custom_opsets, False, False)
-    with _modes._exporting(), _modes.select_model_mode_for_export(model, training):
+    with _modes._exporting(options["opset_version"]), _modes.select_model_mode_for_export(model, training):
         module, values, _, _ = _prepare(model, args, kwargs, training)
         if google_printer:
             import onnx
@@ -362,7 +363,7 @@ def unconvertible_ops(model, args, training=TrainingMode.EVAL, opset_version=Non
     operator in it that has no conversion at `opset_version` (all at once)."""
     training = _modes._coerce(training, TrainingMode, "training")
     opset = DEFAULT_OPSET if opset_version is None else opset_version
-    with _modes._exporting(), _modes.select_model_mode_for_export(model, training):
+    with _modes._exporting(opset), _modes.select_model_mode_for_export(model, training):
         module, values, _, _ = _prepare(model, args, None, training)
         return _C().unconvertible_ops(module, values, opset)
 

@@ -128,7 +128,8 @@ bool SymbolicContext::dim_known_dynamic(size_t idx, int64_t d) const {
 void SymbolicContext::fail_dynamic(const std::string& what, int64_t d, int64_t example) const {
   fail("dim " + std::to_string(d) + " of " + what +
        " is dynamic (it varies with the export's dynamic axes), but this lowering needs its size at export time "
-       "(the example has " + std::to_string(example) + "): export with that dim static");
+       "(the example has " + std::to_string(example) + "): export with that dim static" +
+       (dynamic_note_ && !dynamic_note_->empty() ? " (" + *dynamic_note_ + ")" : std::string()));
 }
 
 int64_t SymbolicContext::static_dim(size_t idx, int64_t d) const {

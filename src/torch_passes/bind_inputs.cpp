@@ -1,6 +1,6 @@
 // Matches the example args with forward()'s inputs. Tensors stay graph
-// inputs; tuples and lists of tensors become one input per tensor (in order);
-// numbers, strings and None are baked in as constants.
+// inputs; every tensor in a tuple, list or dict (however nested) becomes one
+// input (in order); numbers, strings and None are baked in as constants.
 #include <torch/csrc/jit/ir/constants.h>
 
 #include "torch_passes/passes.h"
@@ -22,6 +22,22 @@ std::string describe(const c10::IValue& v) {
   if (v.isList()) return "a list of " + std::to_string(v.toListRef().size());
   if (v.isNone()) return "None";
   return "a value of type " + v.type()->repr_str();
+}
+
+// Whether `v` is or holds a tensor (in tuples, lists, dicts, however nested).
+bool holds_tensor(const c10::IValue& v) {
+  if (v.isTensor()) return true;
+  if (v.isTuple()) {
+    for (const auto& e : v.toTupleRef().elements())
+      if (holds_tensor(e)) return true;
+  } else if (v.isList()) {
+    for (const auto& e : v.toListRef())
+      if (holds_tensor(e)) return true;
+  } else if (v.isGenericDict()) {
+    for (const auto& kv : v.toGenericDict())
+      if (holds_tensor(kv.key()) || holds_tensor(kv.value())) return true;
+  }
+  return false;
 }
 
 struct Binder {
@@ -95,16 +111,36 @@ struct Binder {
       torch::jit::WithInsertPoint guard(anchor);
       return graph.insertNode(graph.createTuple(parts))->output();
     }
-    if (arg.isList() && kind == c10::TypeKind::ListType &&
-        type->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::TensorType) {
-      std::vector<Value*> parts;
-      const auto list = arg.toListRef();
-      for (size_t i = 0; i < list.size(); ++i) {
-        if (!list[i].isTensor()) mismatch(name, type, arg);
-        parts.push_back(new_tensor_input(name + "." + std::to_string(i), list[i].toTensor()));
+    if (arg.isList() && kind == c10::TypeKind::ListType) {
+      // A list of tensors, of tuples of tensors (a KV cache as optimum passes
+      // it: [(k0, v0), (k1, v1)]), of lists ...: every tensor in it is an
+      // input, in order; numbers in a list of numbers stay constants below.
+      const c10::TypePtr elem = type->expectRef<c10::ListType>().getElementType();
+      if (holds_tensor(arg)) {
+        std::vector<Value*> parts;
+        const auto list = arg.toListRef();
+        for (size_t i = 0; i < list.size(); ++i) parts.push_back(bind(elem, list[i], name + "." + std::to_string(i)));
+        torch::jit::WithInsertPoint guard(anchor);
+        return graph.insertNode(graph.createList(elem, parts))->output();
+      }
+    }
+    if (arg.isGenericDict() && kind == c10::TypeKind::DictType && holds_tensor(arg)) {
+      // A dict of tensors: its values are inputs (in insertion order), its keys constants.
+      const auto& dt = type->expectRef<c10::DictType>();
+      std::vector<Value*> keys, values;
+      for (const auto& kv : arg.toGenericDict()) {
+        if (holds_tensor(kv.key()))
+          throw Error(Error::Kind::Args, "example arg '" + name + "' is a dict with tensor keys, which cannot be exported");
+        const c10::IValue key = kv.key();
+        std::string key_name = key.isString() ? key.toStringRef() : key.isInt() ? std::to_string(key.toInt()) : "key";
+        values.push_back(bind(dt.getValueType(), kv.value(), name + "." + key_name));
+        torch::jit::WithInsertPoint guard(anchor);
+        auto c = torch::jit::tryInsertConstant(graph, key);
+        if (!c) throw Error(Error::Kind::Args, "example arg '" + name + "' has a dict key that cannot be exported");
+        keys.push_back(*c);
       }
       torch::jit::WithInsertPoint guard(anchor);
-      return graph.insertNode(graph.createList(c10::TensorType::get(), parts))->output();
+      return graph.insertNode(graph.createDict(dt.getKeyType(), dt.getValueType(), keys, values))->output();
     }
     // A number where the (scripted) signature takes int/float/bool: a 0-d
     // tensor input, converted back to the number the graph computes with.
@@ -126,8 +162,10 @@ struct Binder {
                                                      : c10::FloatType::get());
       return n->output();
     }
-    // Numbers, strings, None, lists of numbers: constants.
+    // Numbers, strings, None, lists of numbers: constants. A tensor the
+    // caller passed never becomes one.
     if (kind == c10::TypeKind::TensorType && !arg.isNone()) mismatch(name, type, arg);
+    if (holds_tensor(arg)) mismatch(name, type, arg);
     torch::jit::WithInsertPoint guard(anchor);
     auto c = torch::jit::tryInsertConstant(graph, arg);
     if (!c) throw Error(Error::Kind::Args, "example arg '" + name + "' (" + describe(arg) + ") cannot be exported");

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "torch_passes/cpp_meta_kernels.h"
 #include "torch_passes/meta_shapes.h"
 #include "torch_passes/origin.h"
 #include "torch_passes/passes.h"
@@ -86,6 +87,9 @@ bool makes_quantized(const Node* n) {
 class Runner {
  public:
   Runner(TorchGraph& tg, OriginTable& origins, bool meta) : tg_(tg), origins_(origins), meta_(meta) {}
+
+  // The operator the run stopped at, where, and PyTorch's message.
+  std::string stopped_at;
 
   void run() {
     auto& graph = *tg_.graph;
@@ -296,15 +300,14 @@ class Runner {
       throw;
     } catch (const std::exception& e) {
       if (speculating_) throw;
-      if (meta_) {
-        if (std::getenv("T2O_TIMING"))
-          std::cerr << "[t2o] meta run stops at " << n->kind().toQualString() << ": "
-                    << std::string(e.what()).substr(0, 200) << "\n";
-        throw NeedsRealRun{};
-      }
       std::string msg = e.what();
       auto nl = msg.find('\n');
       if (nl != std::string::npos) msg = msg.substr(0, nl);
+      stopped_at = std::string(n->kind().toQualString()) + " in " + describe_origin(*origins_.of(n)) + ": " + msg;
+      if (meta_) {
+        if (std::getenv("T2O_TIMING")) std::cerr << "[t2o] meta run stops at " << stopped_at.substr(0, 300) << "\n";
+        throw NeedsRealRun{};
+      }
       throw Error(Error::Kind::Args, "the example inputs do not fit the model: running " +
                                          std::string(n->kind().toQualString()) + " in " +
                                          describe_origin(*origins_.of(n)) + " failed: " + msg);
@@ -400,12 +403,25 @@ class Runner {
       // know their count). Without it the kernel takes an argument for the
       // count and reads stack slots that do not exist.
       if (schema.is_vararg() && op->hasOperation()) stack.emplace_back(static_cast<int64_t>(n->inputs().size()));
+      const c10::IValue first = returns_view_or_copy(n) && !stack.empty() ? stack[0] : c10::IValue();
       operation(stack);
       if (stack.size() < n->outputs().size())
         throw std::runtime_error("operator returned " + std::to_string(stack.size()) + " values");
       const size_t base = stack.size() - n->outputs().size();
+      const bool copied = first.isTensor() && first.toTensor().defined() && stack[base].isTensor() &&
+                          !stack[base].toTensor().is_alias_of(first.toTensor());
       for (size_t i = 0; i < n->outputs().size(); ++i) set(n->output(i), shrink(stack[base + i]));
+      if (copied) tg_.info[n->output()].copied = true;
     }
+  }
+
+  // Ops that return their input's storage when they can and a copy when
+  // they must: whether they copied is the example's to tell.
+  static bool returns_view_or_copy(const Node* n) {
+    const auto k = n->kind();
+    return n->outputs().size() == 1 &&
+           (k == c10::aten::contiguous || k == c10::aten::reshape || k == c10::aten::reshape_as ||
+            k == c10::aten::flatten);
   }
 
   // Operators whose own kernel has no meta path, computed through an
@@ -571,9 +587,14 @@ void compare_sizes(ExampleInfo& a, const ExampleInfo& b) {
 }  // namespace
 
 void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
+  tg.dynamic_run_stopped.clear();
   const auto& dynamic = ctx.options.dynamic_axes;
   if (dynamic.empty()) return;
-  // The dynamic axes doubled (divisibility kept: x.view(n // 2, 2, ...) still runs), as meta tensors.
+  // The dynamic axes doubled (divisibility kept: x.view(n // 2, 2, ...) still
+  // runs), as meta tensors: what the run computes from sizes alone is known,
+  // what depends on the inputs' values (nonzero, unique, item, a branch on
+  // data) stops it. Values the example repeated would keep such sizes the
+  // same and pass them for static.
   std::vector<at::Tensor> resized = tg.example_inputs;
   bool any = false;
   for (size_t i = 0; i < tg.user_inputs.size() && i < resized.size(); ++i) {
@@ -591,17 +612,25 @@ void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
   }
   if (!any) return;
   at::NoGradGuard no_grad;
+  CppMetaKernels cpp_meta;
   OriginTable origins(tg.root_class);
   auto real = std::move(tg.info);
   tg.info.clear();
   std::swap(tg.example_inputs, resized);
-  // (a model that needs data, or refuses the other sizes, stops the run: the
-  // values it computed before are compared, the others are left unknown)
+  // Where the run stops, the values computed before are compared; the later
+  // ones stay unknown (their sizes then come from ONNX's shape inference),
+  // and a lowering that needs one of them static says where the run stopped.
+  Runner meta(tg, origins, /*meta=*/true);
   try {
-    Runner(tg, origins, /*meta=*/true).run();
+    meta.run();
   } catch (const NeedsRealRun&) {
-  } catch (const std::exception&) {
+    tg.dynamic_run_stopped = "the run with the dynamic axes resized (on the meta device) stopped at " +
+                             (meta.stopped_at.empty() ? std::string("an operator that needs data") : meta.stopped_at);
+  } catch (const std::exception& e) {
+    tg.dynamic_run_stopped = "the run with the dynamic axes resized stopped: " + std::string(e.what());
   }
+  if (!tg.dynamic_run_stopped.empty() && std::getenv("T2O_TIMING"))
+    std::cerr << "[t2o] " << tg.dynamic_run_stopped.substr(0, 400) << "\n";
   std::swap(tg.example_inputs, resized);
   auto other = std::move(tg.info);
   tg.info = std::move(real);
@@ -611,6 +640,7 @@ void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
 
 void example_run(TorchGraph& tg, const TorchContext& ctx) {
   at::NoGradGuard no_grad;
+  CppMetaKernels cpp_meta;
   OriginTable origins(tg.root_class);
   // A run after passes changed the graph starts afresh: values they removed
   // are freed, and a new value may be allocated where one of them was.

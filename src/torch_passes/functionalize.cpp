@@ -73,7 +73,7 @@ struct ViewStep {
   size_t list_index;  // for ListUnpack pieces: which piece
 };
 
-std::optional<ViewStep> view_of(Value* v) {
+std::optional<ViewStep> view_of(Value* v, const std::unordered_map<const Value*, ExampleInfo>& info) {
   Node* n = v->node();
   if (n->kind() == c10::prim::ListUnpack) {
     Node* split = n->input()->node();
@@ -87,6 +87,9 @@ std::optional<ViewStep> view_of(Value* v) {
     return std::nullopt;
   }
   if (!is_view_op(n) || !v->type()->cast<c10::TensorType>()) return std::nullopt;
+  // (contiguous, reshape and flatten copy when they must: the example run
+  // saw whether they did, and a write into a copy stays in the copy)
+  if (auto it = info.find(v); it != info.end() && it->second.copied) return std::nullopt;
   return ViewStep{n, n->input(0), 0};
 }
 
@@ -135,7 +138,7 @@ class Functionalizer {
       Value* result = n->output();
       replace_after_in_block(target, result, n, b);
       note(escaping, latest, target, result, b);
-      if (view_of(target)) {
+      if (view_of(target, tg_.info)) {
         Value* root_new = nullptr;
         Value* root = write_back(n, target, result, b, root_new);
         if (root) note(escaping, latest, root, root_new, b);
@@ -274,12 +277,24 @@ class Functionalizer {
     return n->output();
   }
 
-  static c10::IValue const_input(const Node* n, size_t i) {
-    auto v = torch::jit::toIValue(n->input(i));
-    if (!v)
-      throw Error(Error::Kind::Conversion, std::string("writing into the result of ") + n->kind().toQualString() +
-                                               " whose arguments are computed at run time is not supported");
-    return *v;
+  // A constant argument of view op n: a constant, or a list built of constants.
+  c10::IValue const_input(const Node* n, size_t i) const {
+    const Value* in = n->input(i);
+    if (auto v = torch::jit::toIValue(in)) return *v;
+    if (in->node()->kind() == c10::prim::ListConstruct && in->type()->isSubtypeOf(*c10::ListType::ofInts())) {
+      c10::List<int64_t> out;
+      for (const Value* e : in->node()->inputs()) {
+        auto c = torch::jit::constant_as<int64_t>(e);
+        if (!c) break;
+        out.push_back(*c);
+      }
+      if (out.size() == in->node()->inputs().size()) return out;
+    }
+    OriginTable origins(tg_.root_class);
+    throw Error(Error::Kind::Conversion, std::string("the model writes into the result of ") +
+                                             n->kind().toQualString() + " in " + describe_origin(*origins.of(n)) +
+                                             ", whose arguments are computed at run time; exporting that is not "
+                                             "supported");
   }
 
   // The new contents of `step.base` given new contents `child` of the view.
@@ -327,8 +342,10 @@ class Functionalizer {
       return call("aten::permute", {child, constant(inverse)});
     }
     if (k == "aten::detach" || k == "aten::alias" || k == "aten::contiguous") return child;
-    throw Error(Error::Kind::Conversion,
-                "the model writes into the result of " + k + " (a view of its input); exporting that is not supported");
+    OriginTable origins(tg_.root_class);
+    throw Error(Error::Kind::Conversion, "the model writes into the result of " + k + " in " +
+                                             describe_origin(*origins.of(v)) +
+                                             " (a view of its input); exporting that is not supported");
   }
 
   // Re-applies a view (with its original arguments) to a new base.
@@ -348,7 +365,7 @@ class Functionalizer {
     Value* current = view;
     Value* root = nullptr;
     std::vector<std::pair<Value*, Value*>> rebuilt;  // (old value, new value) along the chain
-    while (auto step = view_of(current)) {
+    while (auto step = view_of(current, tg_.info)) {
       Value* new_base = rebuild(*step, child);
       rebuilt.emplace_back(step->base, new_base);
       child = new_base;
@@ -373,6 +390,7 @@ class Functionalizer {
       if (user->isAfter(mutation) || user == mutation || use.offset != 0) continue;
       if (user->kind() == c10::prim::ListUnpack || !is_view_op(user)) continue;
       Value* v = user->output();
+      if (auto it = tg_.info.find(v); it != tg_.info.end() && it->second.copied) continue;  // a copy keeps its contents
       bool in_chain = v == written;
       for (const auto& r : rebuilt) in_chain = in_chain || r.first == v;
       if (in_chain) continue;

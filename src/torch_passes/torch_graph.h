@@ -37,6 +37,9 @@ struct ExampleInfo {
   bool shape_static = false;  // tensors: the same sizes for every input the export accepts (fold_static_values)
   // Tensors: which sizes vary with the dynamic axes (mark_dynamic_dims; empty: not known).
   std::vector<bool> dynamic_dims;
+  // The result of an op that returns a view or a copy (contiguous, reshape,
+  // flatten) when it was a copy: a write into it does not reach its input.
+  bool copied = false;
 };
 
 struct TorchGraph {
@@ -53,6 +56,9 @@ struct TorchGraph {
   std::vector<Param> params;                  // state_dict order
 
   std::unordered_map<const torch::jit::Value*, ExampleInfo> info;  // filled by the example run
+  // Where the run at other sizes (mark_dynamic_dims) stopped, and why; empty
+  // when it ran through. The values after it have no dynamic_dims.
+  std::string dynamic_run_stopped;
 };
 
 // Set by the Python package, about prim::PythonOp nodes (torch.autograd.Function calls).

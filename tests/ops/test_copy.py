@@ -97,8 +97,49 @@ def relu_inplace(x):
     return y
 
 
+def write_into_contiguous_copy(x):
+    # contiguous() of a transposed tensor is a copy: the write stays in it
+    y = x.t().contiguous()
+    y[0] += 1
+    return y, x * 1
+
+
+def write_into_contiguous_alias(x):
+    # contiguous() of a contiguous tensor is the tensor itself: the write reaches x
+    x = x.clone()
+    y = x.contiguous()
+    y[0] += 1
+    return x
+
+
+def write_into_reshape_copy(x):
+    y = x.t().reshape(-1)  # a copy (x.t() cannot be viewed flat)
+    y[2] = 5.0
+    return y, x * 1
+
+
+def relative_position_index(x):
+    """BEiT's relative position index, from sizes known at run time: writes
+    into a copy made by contiguous() of a permute."""
+    wh, ww = x.shape[-2], x.shape[-1]
+    coords = torch.stack(torch.meshgrid(torch.arange(wh), torch.arange(ww), indexing="ij")).flatten(1)
+    rel = (coords[:, :, None] - coords[:, None, :]).permute(1, 2, 0).contiguous()
+    rel[:, :, 0] += wh - 1
+    rel[:, :, 1] += ww - 1
+    rel[:, :, 0] *= 2 * ww - 1
+    return rel.sum(-1)
+
+
+HW = ("--dynamic-axes", '{"x":{"2":"h","3":"w"}}', "--input-names", "x")
+
+
 x = torch.randn(4, 5)
 CASES = [
+    Case("write_into_contiguous_copy", write_into_contiguous_copy, (x,), opsets=(11, 13, 17)),
+    Case("write_into_contiguous_alias", write_into_contiguous_alias, (x,), opsets=(11, 13, 17)),
+    Case("write_into_reshape_copy", write_into_reshape_copy, (x,), opsets=(11, 13, 17)),
+    Case("relative_position_index", relative_position_index, (torch.randn(1, 2, 3, 4),), opsets=(13, 17),
+         extra=HW, more_args=[(torch.randn(1, 2, 5, 2),), (torch.randn(1, 2, 2, 6),)]),
     Case("add_into_slice", add_into_slice, (x, torch.randn(4, 2)), opsets=(11, 13, 17)),
     Case("assign_row", assign_row, (x, torch.randn(5)), opsets=(11, 13, 17)),
     Case("fill_block", fill_block, (x,), opsets=(11, 13, 17)),

@@ -154,6 +154,9 @@ class SymbolicContext {
   // Whether any input of the export has a dynamic size (set by the converter):
   // without one, every size is static.
   void set_dynamic_export(bool dynamic) { dynamic_export_ = dynamic; }
+  // Why some sizes are not known to be static or dynamic (the run at other
+  // sizes stopped early), for the message of a lowering that needs one.
+  void set_dynamic_note(const std::string* note) { dynamic_note_ = note; }
   size_t num_outputs() const { return outputs_info_.size(); }
   const OutputInfo& out_info(size_t k = 0) const;
   ir::DType out_dtype(size_t k = 0) const { return out_info(k).dtype; }
@@ -200,6 +203,7 @@ class SymbolicContext {
   ArgMaterializer* materializer_;
   const void* source_node_ = nullptr;
   bool dynamic_export_ = false;
+  const std::string* dynamic_note_ = nullptr;
 };
 
 }  // namespace torch2onnx

@@ -224,7 +224,74 @@ Arg ProgramConverter::arg_from_default(const c10::IValue& v, const Node& n, cons
   return a;
 }
 
+namespace {
+
+// A size or stride as the example had it (a symbolic one by its hint).
+std::optional<std::vector<int64_t>> example_ints(const std::vector<SymInt>& v) {
+  std::vector<int64_t> out;
+  for (const SymInt& s : v) {
+    if (s.value) out.push_back(*s.value);
+    else if (s.hint) out.push_back(*s.hint);
+    else return std::nullopt;
+  }
+  return out;
+}
+
+// Whether a tensor of these sizes and strides can be viewed with `shape`
+// (ATen's computeStride, which decides whether reshape copies).
+bool viewable(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+              const std::vector<int64_t>& shape) {
+  if (sizes.empty()) return true;
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  if (numel == 0) return true;
+  auto view_d = static_cast<int64_t>(shape.size()) - 1;
+  int64_t chunk_base_stride = strides.back(), tensor_numel = 1, view_numel = 1;
+  for (auto d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= sizes[static_cast<size_t>(d)];
+    if (d == 0 || (sizes[static_cast<size_t>(d - 1)] != 1 &&
+                   strides[static_cast<size_t>(d - 1)] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[static_cast<size_t>(view_d)] == 1))
+        view_numel *= shape[static_cast<size_t>(view_d--)];
+      if (view_numel != tensor_numel) return false;
+      if (d > 0) {
+        chunk_base_stride = strides[static_cast<size_t>(d - 1)];
+        tensor_numel = view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+}  // namespace
+
+// reshape, flatten and contiguous return a view where they can and a copy
+// where they must: which one, the example's strides tell (a write into a
+// copy stays in the copy).
+bool ProgramConverter::copies(const Node& n, const std::string& op) const {
+  if (op != "aten::reshape" && op != "aten::reshape_as" && op != "aten::flatten" && op != "aten::contiguous")
+    return false;
+  if (n.inputs.empty() || n.inputs[0].arg.kind != "as_tensor" || n.outputs.empty() ||
+      n.outputs[0].kind != "as_tensor")
+    return false;
+  const TensorMeta& in = meta(n.inputs[0].arg.names.at(0), &n);
+  const TensorMeta& out = meta(n.outputs[0].names.at(0), &n);
+  auto sizes = example_ints(in.sizes), strides = example_ints(in.strides), shape = example_ints(out.sizes);
+  if (!sizes || !strides || !shape || strides->size() != sizes->size()) return false;
+  if (op == "aten::contiguous") {
+    int64_t expected = 1;
+    for (auto d = static_cast<int64_t>(sizes->size()) - 1; d >= 0; --d) {
+      const auto i = static_cast<size_t>(d);
+      if ((*sizes)[i] != 1 && (*strides)[i] != expected) return true;
+      expected *= (*sizes)[i];
+    }
+    return false;
+  }
+  return !viewable(*sizes, *strides, *shape);
+}
+
 void ProgramConverter::track_aliases(const Node& n, const c10::FunctionSchema& schema) {
+  const bool copy = copies(n, canonical(n.op));
   auto tensor_input = [&](const std::string& param) -> std::string {
     for (const NamedArgument& na : n.inputs)
       if (na.name == param && na.arg.kind == "as_tensor") return na.arg.names.at(0);
@@ -243,7 +310,7 @@ void ProgramConverter::track_aliases(const Node& n, const c10::FunctionSchema& s
     if (alias && alias->beforeSets().empty() && !alias->containedTypes().empty())  // (split: Tensor(a)[])
       alias = &alias->containedTypes()[0];
     const bool list = n.outputs[r].kind == "as_tensors";
-    if (!alias || alias->isWrite() || (n.outputs[r].kind != "as_tensor" && !list)) continue;
+    if (!alias || alias->isWrite() || copy || (n.outputs[r].kind != "as_tensor" && !list)) continue;
     for (const c10::Argument& param : schema.arguments()) {
       const c10::AliasInfo* a = param.alias_info();
       if (!a || a->beforeSets() != alias->beforeSets()) continue;

@@ -80,11 +80,13 @@ std::shared_ptr<const ir::Origin> ProgramConverter::origin_of(const Node& n) {
 // else one per symbol ("x_dim_0", from the first input that has it).
 std::string ProgramConverter::dim_name(const std::string& input, size_t axis, int64_t rank, const std::string& expr) {
   if (auto given = interface_.axis_name(input, static_cast<int64_t>(axis), rank)) {
-    if (!is_symbol(expr))
+    if (expr.empty())
       throw Error(Error::Kind::Usage, "dynamic_axes names dim " + std::to_string(axis) + " of '" + input +
-                                          "', which the program has as " + (expr.empty() ? "a static size" : expr) +
-                                          ": export the program with that dim dynamic (dynamic_shapes)");
-    symbol_names_.emplace(expr, *given);
+                                          "', which the program has as a static size: export the program with "
+                                          "that dim dynamic (dynamic_shapes)");
+    // (a dim the program derives from others, e.g. past + sequence, takes
+    // the name too; only a plain symbol names the symbol everywhere)
+    if (is_symbol(expr)) symbol_names_.emplace(expr, *given);
     return *given;
   }
   if (!is_symbol(expr)) return "";

@@ -89,6 +89,7 @@ class ProgramConverter : public ConstantMemo {
   ir::ValueType type_of(const TensorMeta& m, const std::string& graph_name);
   std::string symbol_name(const std::string& expr) const;
   const TensorMeta& meta(const std::string& name, const Node* n) const;
+  bool copies(const Node& n, const std::string& op) const;  // a reshape/contiguous that copied
   void make_inputs();
   void convert_nodes(const Graph& g);
   void convert_node(const Node& n);

@@ -172,6 +172,7 @@ void Converter::convert_node(Node* n) {
   SymbolicContext ctx(kind, std::move(args), std::move(outs), graph_, options_.opset_version, this);
   ctx.set_source_node(n);
   ctx.set_dynamic_export(!options_.dynamic_axes.empty());
+  ctx.set_dynamic_note(&tg_.dynamic_run_stopped);
   run_symbolic(*fn, ctx, kind, torch_side::describe_origin(*origin));
   const auto& results = ctx.results();
   for (size_t i = 0; i < n->outputs().size(); ++i) {
