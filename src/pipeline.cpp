@@ -23,6 +23,7 @@
 #include "onnx_passes/passes.h"
 #include "process_memory.h"
 #include "serialize/check.h"
+#include "torch_passes/cpp_meta_kernels.h"
 #include "torch_passes/passes.h"
 
 namespace torch2onnx {
@@ -107,6 +108,8 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
                                             const ExportOptions& options, const ExportHooks& hooks) {
   torch_side::TorchContext ctx{options, /*real_example_run=*/false, hooks.python_ops};
   StageTimer timer;
+  // (LibTorch's C++ meta kernels for every example run below, in a Python process)
+  torch_side::CppMetaKernels cpp_meta;
   torch_side::TorchGraph tg = torch_side::inline_forward(module, args, ctx);
   timer.done("inline_forward");
   torch_side::inline_autograd_functions(tg, ctx);
@@ -180,6 +183,7 @@ ir::Model run_export(torch::jit::Module& module, const std::vector<c10::IValue>&
   auto report_real_run_error = [&] {
     if (!tg) return;
     torch_side::TorchContext real{options, /*real_example_run=*/true, hooks.python_ops};
+    torch_side::CppMetaKernels cpp_meta;  // (branches the example does not take run on meta)
     torch_side::example_run(*tg, real);
   };
   try {

@@ -18,14 +18,15 @@ namespace torch2onnx::torch_side {
 // meta kernels that LibTorch still has (`at::meta::*`, about 700 operators,
 // cmake/gen_meta_kernels.py) serve the meta device again. Nothing is
 // registered where the Python ones are not installed (the command line tool).
+// Registering them is not free (about 700 dispatch table updates, and as many
+// to undo): one instance covers all the example runs of an export
+// (pipeline.cpp's trace_to_torch_graph).
 class CppMetaKernels {
  public:
   CppMetaKernels();
   ~CppMetaKernels();
   CppMetaKernels(const CppMetaKernels&) = delete;
   CppMetaKernels& operator=(const CppMetaKernels&) = delete;
-  // Whether the kernels are registered (Python ones were active).
-  bool active() const { return lib_ != nullptr; }
 
  private:
   std::unique_ptr<torch::Library> lib_;

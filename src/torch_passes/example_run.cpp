@@ -18,7 +18,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "torch_passes/cpp_meta_kernels.h"
 #include "torch_passes/meta_shapes.h"
 #include "torch_passes/origin.h"
 #include "torch_passes/passes.h"
@@ -612,7 +611,6 @@ void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
   }
   if (!any) return;
   at::NoGradGuard no_grad;
-  CppMetaKernels cpp_meta;
   OriginTable origins(tg.root_class);
   auto real = std::move(tg.info);
   tg.info.clear();
@@ -640,7 +638,6 @@ void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
 
 void example_run(TorchGraph& tg, const TorchContext& ctx) {
   at::NoGradGuard no_grad;
-  CppMetaKernels cpp_meta;
   OriginTable origins(tg.root_class);
   // A run after passes changed the graph starts afresh: values they removed
   // are freed, and a new value may be allocated where one of them was.
