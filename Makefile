@@ -73,10 +73,21 @@ $(BUILD_DIR)/CMakeFiles/Makefile.cmake: CMakeLists.txt cmake/Torch.cmake $(VENV)
 build: deps $(BUILD_DIR)/CMakeFiles/Makefile.cmake
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
+# The tests' disk use outside the build tree (issue 46): tools/disk_watch.py
+# runs them with TMPDIR in a folder of their own under $TMPDIR or /tmp,
+# measures $TMPDIR or /tmp (and /dev/shm) every 2 s and prints, at the end,
+# the size before, the peak and the size after; it removes that folder first
+# (after a failure it keeps up to 300 MB of it for a look, until the next
+# run). Its exit status is the tests'. (The sub-make is named through
+# T2O_SUBMAKE, not $(MAKE), so that `make -n test` prints the tests' command
+# instead of running it.)
+DISK_WATCH := $(SYSTEM_PYTHON) $(CURDIR)/tools/disk_watch.py
+T2O_SUBMAKE = $(MAKE)
+
 # The whole suite on torch 2.14, then the 1.13 build on its subset.
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -LE zoo-full
-	$(MAKE) test-1.13
+	$(DISK_WATCH) -- sh -c '(cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -LE zoo-full) && \
+	  $(T2O_SUBMAKE) test-1.13'
 
 # Every torchvision model (the large ones take long; `make test` runs one per family).
 test-zoo: build
@@ -90,8 +101,9 @@ $(BUILD_113)/CMakeFiles/Makefile.cmake: CMakeLists.txt cmake/Torch.cmake $(VENV_
 build-1.13: apt-deps $(BUILD_113)/CMakeFiles/Makefile.cmake
 	cmake --build $(BUILD_113) -j$(JOBS)
 
+# (inside `make test`, whose disk_watch watches, disk_watch only runs ctest)
 test-1.13: build-1.13
-	cd $(BUILD_113) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -L legacy
+	cd $(BUILD_113) && $(DISK_WATCH) -- ctest --output-on-failure -j$(JOBS) --timeout 1800 -L legacy
 
 # The CLI built with AddressSanitizer + UndefinedBehaviorSanitizer: 1,000
 # mutated archives and 1,000 mutated argument lists (tests/fuzz), then the

@@ -22,6 +22,7 @@ import copy
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -198,7 +199,7 @@ def sweep(family, workdir):
         jobs.append(" ".join([pt, "--args", args_pt, "-o", out, "--opset", str(opsets[-1]), *case.extra, *flags]))
         pending.append((case, out, expected, big, big_expected))
     if not jobs:
-        return verdicts
+        return drop_passed(workdir, family, verdicts)
     if "in_process=True" in open(mod.__file__).read():
         # (operators whose library only a Python process has loaded: the Python API exports them)
         lines = [export_in_process(case, job) for (case, *_), job in zip(pending, jobs)]
@@ -223,6 +224,19 @@ def sweep(family, workdir):
                       if k not in unused]
             runs.append((label, inputs, want))
         verdicts.append((case.name, *judge_isolated(out, runs, case.atol_scale)))
+    return drop_passed(workdir, family, verdicts)
+
+
+def drop_passed(workdir, family, verdicts):
+    """Removes the files of the family's cases that are neither BAD nor an
+    error as soon as judged: only those stay for a look (issue 46; a sweep
+    of every family otherwise holds every case's models at once). Returns
+    the verdicts."""
+    keep = {name for name, verdict, _ in verdicts if verdict in ("BAD", "error")}
+    root = os.path.join(workdir, family)
+    for name in os.listdir(root) if os.path.isdir(root) else []:
+        if name not in keep:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
     return verdicts
 
 

@@ -18,6 +18,7 @@ hundreds of cases take seconds.
 """
 import copy
 import os
+import shutil
 import subprocess
 import sys
 
@@ -303,6 +304,11 @@ def run(cases, workdir, in_process=False):
                 results.status[key] = (True, "")
             except AssertionError as e:
                 results.status[key] = (False, f"{where}: {e}")
+    # A case's models, archives and programs go once all of it passed: only
+    # the failing cases' stay for a look (issue 46).
+    for case in cases:
+        if all(results.status.get(k, (False, ""))[0] for k in case.keys()):
+            shutil.rmtree(os.path.join(workdir, case.name), ignore_errors=True)
     return results
 
 

@@ -13,6 +13,7 @@ import copy
 import logging
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,6 +112,12 @@ def sweep(family, workdir):
             out.append((name, "ort lacks a kernel", line))
         else:
             out.append((name, "refused", line))
+    # Only the BAD cases' programs and models stay for a look (issue 46).
+    keep = {name for name, verdict, _ in out if verdict == "BAD"}
+    root = os.path.join(workdir, family)
+    for name in os.listdir(root):
+        if name not in keep:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
     return out
 
 
