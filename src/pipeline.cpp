@@ -45,6 +45,7 @@ struct NamedPass {
 // ONNX-side passes, in order.
 const NamedPass kOnnxPasses[] = {
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},
+    {"note_input_readers", onnx_passes::note_input_readers},
     {"fold_constants", onnx_passes::fold_constants},
     {"fold_static_shapes", onnx_passes::fold_static_shapes},
     {"fuse_conv_batchnorm", onnx_passes::fuse_conv_batchnorm},
@@ -190,6 +191,14 @@ ir::Model run_export(torch::jit::Module& module, const std::vector<c10::IValue>&
     if (options.progress) options.progress("converting", 0.0);
     model = convert::convert(*tg, registry, options);
     timer.done("convert");
+    {  // forward()'s Optional[Tensor] parameters stay inputs (drop_unused_inputs)
+      std::vector<const ir::Value*> user;
+      for (const ir::Value* v : model.graph->inputs())
+        if (!v->is_initializer()) user.push_back(v);
+      if (user.size() == tg->user_input_optional.size())
+        for (size_t i = 0; i < user.size(); ++i)
+          if (tg->user_input_optional[i]) pass_ctx.kept_inputs.insert(user[i]);
+    }
     if (consume) {
       // The model's initializers now hold the only handles on the weights:
       // the torch graph goes too.

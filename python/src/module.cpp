@@ -160,11 +160,19 @@ ExportHooks python_hooks(const py::dict& options) {
 }
 
 // Runs `fn` without the GIL, turning torch2onnx errors into Python exceptions.
+// A Python error left set by a failure the core handled (a Python meta kernel
+// that raised in an example run on the meta device, which then ran for real:
+// PyTorch 1.13's repeat_interleave) is not this call's: it is cleared, or
+// Python would report "returned a result with an exception set".
 template <typename Fn>
 auto without_gil(Fn&& fn) {
   try {
-    py::gil_scoped_release release;
-    return fn();
+    auto result = [&] {
+      py::gil_scoped_release release;
+      return fn();
+    }();
+    if (PyErr_Occurred()) PyErr_Clear();
+    return result;
   } catch (const Error& e) {
     raise(e);
   }

@@ -98,8 +98,14 @@ void GraphInterface::add_outputs(ir::Graph* g, const std::vector<Output>& output
                 << ": ONNX has no complex arithmetic, so it is exported as its real view [..., 2] of (real, "
                    "imaginary) pairs, what torch.view_as_real gives\n";
     }
-    // Graph outputs need a shape: at least the rank PyTorch produced
-    // (inference fills in what it can).
+    // Graph outputs need a shape (the checker requires one): at least the
+    // rank PyTorch produced (inference fills in what it can). A rank decided
+    // at run time (a squeeze) is declared as the example's, its dims unnamed
+    // (ONNX Runtime notes a run whose rank differs, and returns it).
+    if (v->type().rank_varies) {
+      v->type().has_shape = false;
+      v->type().shape.clear();
+    }
     if (!v->type().has_shape && rank >= 0) {
       v->type().has_shape = true;
       v->type().shape.assign(static_cast<size_t>(rank), ir::Dim{});

@@ -1,5 +1,7 @@
 #include "convert/subgraph.h"
 
+#include "serialize/infer_node.h"
+
 #include <vector>
 
 #include "torch2onnx/options.h"
@@ -49,12 +51,59 @@ ir::Value* placeholder(ir::Graph* g, ir::DType dtype, int64_t rank) {
   return p;
 }
 
+namespace {
+
+// v's tensor type, looking through the If and Loop nodes that carry an
+// optional value (their branches and iterations: the dims they agree on,
+// names included), which ONNX's per-node inference here does not enter.
+ir::ValueType carried_type(ir::Value* v, int opset, int depth = 0) {
+  auto merged = [](ir::ValueType a, const ir::ValueType& b) {
+    if (!a.has_shape || !b.has_shape || a.rank() != b.rank()) {
+      a.has_shape = false;
+      a.shape.clear();
+      return a;
+    }
+    for (size_t i = 0; i < a.shape.size(); ++i)
+      if (!(a.shape[i] == b.shape[i])) a.shape[i] = ir::Dim{};
+    return a;
+  };
+  ir::Node* p = v->producer();
+  if (depth < 8 && p && p->op_type() == "Identity") return carried_type(p->input(0), opset, depth + 1);
+  if (depth < 8 && p && p->op_type() == "If") {
+    const ir::Attribute* t = p->attr("then_branch");
+    const ir::Attribute* e = p->attr("else_branch");
+    const size_t i = v->output_index();
+    if (t && e && t->g && e->g && i < t->g->outputs().size() && i < e->g->outputs().size())
+      return merged(carried_type(t->g->outputs()[i], opset, depth + 1),
+                    carried_type(e->g->outputs()[i], opset, depth + 1));
+  }
+  if (depth < 8 && p && p->op_type() == "Loop") {
+    const ir::Attribute* b = p->attr("body");
+    const size_t i = v->output_index();
+    if (b && b->g && 2 + i < p->num_inputs() && 1 + i < b->g->outputs().size() && 2 + i < b->g->inputs().size()) {
+      ir::Value* init = p->input(2 + i);
+      ir::Value* out = b->g->outputs()[1 + i];
+      while (out->producer() && out->producer()->op_type() == "Identity") out = out->producer()->input(0);
+      const ir::ValueType first = carried_type(init, opset, depth + 1);
+      // (a value the body passes on unchanged keeps the initial value's type)
+      return out == b->g->inputs()[2 + i] ? first : merged(first, carried_type(out, opset, depth + 1));
+    }
+  }
+  serialize::infer_value_type(v, opset);
+  return v->type();
+}
+
+}  // namespace
+
 ir::Value* optional_value(ir::Graph* g, ir::Value* value, ir::Value* present, int opset) {
   if (opset < 16)
     throw Error(Error::Kind::Conversion,
                 "an output is an Optional that is None on some paths: ONNX has optional values in If "
                 "from opset 16 (export with opset_version >= 16, or return a tensor on every path)");
-  ir::ValueType element = value->type();
+  // (its dims as inference finds them, dynamic axes' names included: the
+  // None branch declares the same, so the names reach the output)
+  ir::ValueType element = carried_type(value, opset);
+  element.dtype = value->type().dtype;
   element.kind = ir::ValueType::Kind::Tensor;
   const ir::ValueType type = ir::ValueType::optional(element);
   auto then_g = new_subgraph(g, "then_branch");
@@ -62,8 +111,7 @@ ir::Value* optional_value(ir::Graph* g, ir::Value* value, ir::Value* present, in
   some->set_type(type);
   then_g->add_output(some);
   auto else_g = new_subgraph(g, "else_branch");
-  ir::ValueType none_type = element;  // its rank, dims unknown (the value may be a placeholder)
-  for (ir::Dim& d : none_type.shape) d = ir::Dim{};
+  ir::ValueType none_type = element;
   ir::Value* none = else_g->create_node("Optional", {}, 1, {{"type", none_type}})->output(0);
   none->set_type(type);
   else_g->add_output(none);

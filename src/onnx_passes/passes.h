@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "ir/model.h"
@@ -18,6 +19,12 @@ struct PassContext {
   // .pt2 programs keep every user input, read or not (as torch.onnx's dynamo
   // exporter does: the ONNX inputs are the program's).
   bool keep_unused_inputs = false;
+  // Graph input -> the PyTorch operators (origins) whose nodes read it right
+  // after conversion (note_input_readers), for drop_unused_inputs.
+  mutable std::map<const ir::Value*, std::vector<const ir::Origin*>> input_readers = {};
+  // Graph inputs that stay though nothing reads them: a scripted forward()'s
+  // Optional[Tensor] parameters given a tensor (torch.onnx keeps its test).
+  std::set<const ir::Value*> kept_inputs = {};
 };
 
 // Whether v is one of its graph's outputs.
@@ -29,7 +36,10 @@ inline bool is_graph_output(const ir::Value* v) {
 
 // Nodes whose outputs nobody reads; initializers nobody reads.
 void eliminate_dead_code(ir::Model& model, const PassContext& ctx);
-// Graph inputs nothing reads are removed (as torch.onnx does).
+// Records which PyTorch operators read each graph input (before folding).
+void note_input_readers(ir::Model& model, const PassContext& ctx);
+// Graph inputs nothing reads are removed (as torch.onnx does), but for one
+// read by an operator that was not folded away (x.view_as(y) keeps y).
 void drop_unused_inputs(ir::Model& model, const PassContext& ctx);
 // Nodes whose inputs are all constants become constants.
 void fold_constants(ir::Model& model, const PassContext& ctx);

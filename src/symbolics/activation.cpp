@@ -1,5 +1,6 @@
 // Activation functions.
 #include <cmath>
+#include <limits>
 
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
@@ -144,7 +145,21 @@ void glu(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   const int64_t n = ctx.sizes(0)[static_cast<size_t>(dim)];
   if (n % 2) ctx.fail("glu needs an even size along dim " + std::to_string(dim));
-  auto halves = helpers::split(ctx, ctx.in(0), {n / 2, n / 2}, dim);
+  ir::Value* x = ctx.in(0);
+  // A dynamic dim below opset 18 (where Split's num_outputs halves it): the
+  // halves from its run-time size (Slice, opset 10), never the example's.
+  if (ctx.opset() < 18 && ctx.dim_is_dynamic(0, dim)) {
+    if (ctx.opset() < 10) ctx.static_dim(0, dim);
+    ir::Value* n_dim = helpers::unsqueeze(ctx, helpers::dim_size(ctx, x, dim), {0});
+    ir::Value* half = ctx.op("Div", {n_dim, ctx.const_ints({2})});
+    ir::Value* axes = ctx.const_ints({dim});
+    ir::Value* end = ctx.const_ints({std::numeric_limits<int64_t>::max()});
+    ir::Value* a = helpers::slice_dynamic(ctx, x, ctx.const_ints({0}), half, axes, nullptr);
+    ir::Value* b = helpers::slice_dynamic(ctx, x, half, end, axes, nullptr);
+    ctx.out(ctx.op("Mul", {a, ctx.op("Sigmoid", {b})}));
+    return;
+  }
+  auto halves = helpers::split(ctx, x, {n / 2, n / 2}, dim);
   ctx.out(ctx.op("Mul", {halves[0], ctx.op("Sigmoid", {halves[1]})}));
 }
 

@@ -67,8 +67,18 @@ std::vector<double> axis_weights(int64_t in, int64_t out, double scale, bool cub
 void upsample_aa(SymbolicContext& ctx, bool cubic) {
   if (ctx.rank(0) != 4) ctx.fail("antialiased interpolation takes a 4-D input");
   const auto& in = ctx.sizes(0);
-  const auto& out = ctx.out_info().sizes;
   ctx.static_dim(0, 2), ctx.static_dim(0, 3);  // (the interpolation weights are constants)
+  // The output sizes: output_size's when given (then it must be known at
+  // export time), else the scale factors' of the static input sizes.
+  std::vector<int64_t> out = ctx.out_info().sizes;
+  if (!ctx.none(1)) {
+    if (!ctx.constant(1))
+      ctx.fail("output_size is computed at run time: antialiased interpolation before opset 18 builds its "
+               "weights for sizes known at export time (export with opset 18 or later)");
+    const std::vector<int64_t> size = ctx.is(1);
+    if (size.size() != 2) ctx.fail("output_size must have 2 entries");
+    if (out.size() == 4) out[2] = size[0], out[3] = size[1];
+  }
   if (out.size() != 4) ctx.fail("the output shape is unknown");
   for (size_t d = 2; d < 4; ++d)
     if (in[d] < 0 || out[d] < 0) ctx.fail("antialiased interpolation before opset 18 needs static spatial sizes");

@@ -3,6 +3,7 @@
 // reshape/view, flatten, (un)squeeze, select, slice, cat, stack, flip, and
 // the identities (clone, contiguous, detach, resolve_conj, ...). The pair
 // axis stays last; every op works on the complex axes in front of it.
+#include <algorithm>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -87,7 +88,9 @@ void unsqueeze(SymbolicContext& ctx) {
   ctx.out(helpers::unsqueeze(ctx, pair_in(ctx, 0, rt_of(ctx)), {d}));
 }
 
-// aten::squeeze(self[, dim(s)]): the dims of size 1 the example saw.
+// aten::squeeze(self[, dim(s)]): the dims of size 1, a rule PyTorch applies
+// at run time: a static dim is decided now; a dynamic one is refused (whatever
+// its size in the example), unless a .pt2 program's guards fixed the result's rank.
 void squeeze(SymbolicContext& ctx) {
   const int64_t r = ctx.rank(0);
   const auto& sizes = ctx.sizes(0);
@@ -95,9 +98,24 @@ void squeeze(SymbolicContext& ctx) {
   if (ctx.num_args() > 1 && !ctx.none(1)) dims = helpers::normalize_dims(ctx, ctx.is(1), r);
   else
     for (int64_t d = 0; d < r; ++d) dims.push_back(d);
-  std::vector<int64_t> axes;
-  for (int64_t d : dims)  // (a dynamic dim of size 1 in the example: refused, as it need not stay 1)
-    if (sizes[static_cast<size_t>(d)] == 1 && ctx.static_dim(0, d) == 1) axes.push_back(d);
+  std::vector<int64_t> axes, dynamic;
+  for (int64_t d : dims) {
+    if (ctx.dim_is_dynamic(0, d))
+      dynamic.push_back(d);
+    else if (sizes[static_cast<size_t>(d)] == 1)
+      axes.push_back(d);
+  }
+  if (!dynamic.empty() && ctx.output_ranks_fixed() && ctx.out_info(0).rank() >= 0) {
+    const int64_t gone = r - ctx.out_info(0).rank();
+    if (gone == static_cast<int64_t>(axes.size())) {
+      dynamic.clear();  // (the program keeps them: its guards say they are not 1)
+    } else if (gone == static_cast<int64_t>(axes.size() + dynamic.size())) {
+      axes.insert(axes.end(), dynamic.begin(), dynamic.end());
+      std::sort(axes.begin(), axes.end());
+      dynamic.clear();
+    }
+  }
+  if (!dynamic.empty()) ctx.static_dim(0, dynamic[0]);  // (fails: the dim need not stay as it is)
   ir::Value* p = pair_in(ctx, 0, rt_of(ctx));
   ctx.out(axes.empty() ? p : helpers::squeeze(ctx, p, axes));
 }

@@ -496,11 +496,14 @@ void masked_fill(SymbolicContext& ctx) {
   ctx.out(where(ctx, ctx.cast(ctx.in(1), DType::Bool), v, ctx.in(0), ctx.dtype(0)));
 }
 
-// self and mask broadcast against each other (ONNX Expand broadcasts both ways).
+// self and mask broadcast against each other (ONNX Expand broadcasts both
+// ways); no Expand when their shapes are equal for every input the export accepts.
 std::pair<Value*, Value*> broadcast_mask(SymbolicContext& ctx) {
   Value* x = ctx.in(0);
   Value* mask = ctx.cast(ctx.in(1), DType::Bool);
-  if (ctx.sizes(0) != ctx.sizes(1)) {
+  bool same = ctx.sizes(0) == ctx.sizes(1);
+  for (int64_t d = 0; same && d < ctx.rank(0); ++d) same = !ctx.dim_is_dynamic(0, d) && !ctx.dim_is_dynamic(1, d);
+  if (!same) {
     x = ctx.op("Expand", {x, shape_of(ctx, mask)});
     mask = ctx.op("Expand", {mask, shape_of(ctx, x)});
   }
@@ -667,10 +670,27 @@ Value* scatter_one_hot(SymbolicContext& ctx, const ScatterArgs& a, Reduce r, boo
   const char* red = r == Reduce::Prod ? "ReduceProd" : r == Reduce::Max ? "ReduceMax" : r == Reduce::Min ? "ReduceMin" : "ReduceSum";
   Value* agg = helpers::reduce(ctx, red, picked, {a.dim}, false);  // [.., S, ..] over the index's other dims
   Value* count = helpers::reduce(ctx, "ReduceSum", ctx.cast(oh, DType::Int64), {a.dim}, false);
-  // Pad to self's sizes where the index is smaller.
+  // Pad to self's sizes where the index is smaller: by the example's
+  // differences when those sizes are static, else by the run's (opset 11:
+  // Pad takes its pads as an input).
+  bool dynamic = false;
+  for (int64_t d = 0; d < a.rank; ++d)
+    if (d != a.dim) dynamic = dynamic || ctx.dim_is_dynamic(0, d) || ctx.dim_is_dynamic(2, d);
+  if (dynamic && ctx.opset() < 11)
+    for (int64_t d = 0; d < a.rank; ++d)
+      if (d != a.dim) ctx.static_dim(0, d), ctx.static_dim(2, d);
+  if (dynamic) {
+    std::vector<int64_t> other(static_cast<size_t>(a.rank), 1);  // (no padding along dim)
+    other[static_cast<size_t>(a.dim)] = 0;
+    Value* extra = ctx.op("Mul", {ctx.op("Sub", {shape_of(ctx, a.x), shape_of(ctx, a.idx)}), ctx.const_ints(other)});
+    Value* pads = ctx.op("Concat", {ctx.const_ints(std::vector<int64_t>(static_cast<size_t>(a.rank), 0)), extra},
+                         {{"axis", int64_t{0}}});
+    count = ctx.op("Pad", {count, pads}, {{"mode", std::string("constant")}});
+    agg = ctx.op("Pad", {agg, pads, neutral(ctx, rdt, r)}, {{"mode", std::string("constant")}});
+  }
   std::vector<int64_t> pads(static_cast<size_t>(2 * a.rank), 0);
   bool pad = false;
-  for (int64_t d = 0; d < a.rank; ++d) {
+  for (int64_t d = 0; d < a.rank && !dynamic; ++d) {
     if (d == a.dim) continue;
     const int64_t extra = xs[static_cast<size_t>(d)] - is[static_cast<size_t>(d)];
     if (extra > 0) {
@@ -678,9 +698,15 @@ Value* scatter_one_hot(SymbolicContext& ctx, const ScatterArgs& a, Reduce r, boo
       pad = true;
     }
   }
-  if (pad) {
+  if (pad) {  // (agg padded with the reduction's neutral value: Max(x, agg) leaves x where nothing was scattered)
     count = helpers::pad(ctx, count, pads, "constant", 0);
-    agg = helpers::pad(ctx, agg, pads, "constant", 0);
+    if (ctx.opset() >= 11) {
+      agg = ctx.op("Pad", {agg, ctx.const_ints(pads), neutral(ctx, rdt, r)}, {{"mode", std::string("constant")}});
+    } else {
+      const double inf = std::numeric_limits<double>::infinity();
+      agg = helpers::pad(ctx, agg, pads, "constant",
+                         r == Reduce::Prod ? 1.0 : r == Reduce::Max ? -inf : r == Reduce::Min ? inf : 0.0);
+    }
   }
   Value* hit = ctx.op("Greater", {count, ctx.const_int(0)});
   Value* x = ctx.cast(a.x, rdt);

@@ -35,17 +35,28 @@ ir::Value* concat(SymbolicContext& ctx, const std::vector<ir::Value*>& vs, int64
   return ctx.op("Concat", vs, {{"axis", axis}});
 }
 
+// Whether element e's 1-D length is the same for every input the export
+// accepts (a size the converter cannot vouch for is taken as varying).
+bool length_static(const Arg& e) {
+  if (e.constant || e.static_shape) return true;
+  return e.dynamic_dims.size() == 1 && !e.dynamic_dims[0];
+}
+
 // aten::cat(tensors, dim=0): inputs promoted to the output dtype. Legacy
-// empty 1-D tensors (shape [0]) are skipped, as PyTorch does.
+// empty 1-D tensors (shape [0]) are skipped, as PyTorch does. (One whose
+// length varies is skipped only when joining tensors of more dims, which it
+// can only join empty; among 1-D tensors it is kept: Concat of its length,
+// whatever that is at run time.)
 void cat(SymbolicContext& ctx) {
   const Arg& list = ctx.arg(0);
   Parts p = parts_of(ctx);
   const ir::DType t = ctx.out_dtype();
+  const bool joins_1d = ctx.out_info().rank() == 1;
   std::vector<ir::Value*> kept;
   int64_t rank = -1;
   for (size_t i = 0; i < p.values.size(); ++i) {
     const Arg& e = list.elements[i];
-    if (e.sizes.size() == 1 && e.sizes[0] == 0) continue;
+    if (e.sizes.size() == 1 && e.sizes[0] == 0 && (length_static(e) || !joins_1d)) continue;
     if (rank < 0) rank = p.ranks[i];
     kept.push_back(ctx.cast(p.values[i], t));
   }
@@ -223,15 +234,27 @@ void chunk_11(SymbolicContext& ctx) {
   ctx.out_sequence(ctx.op("SplitToSequence", {ctx.in(0), size}, {{"axis", dim}, {"keepdims", int64_t{1}}}));
 }
 
+// How many pieces a chunk along a dynamic axis makes varies with its length
+// (chunk(3) of 4 is 2 pieces): a list of the example's count is right at
+// every length only for 2 chunks (two pieces from length 2 on; of length 1
+// the trace's own unpacking of two fails in PyTorch too) or in a .pt2
+// program (its guards fixed the count). Otherwise the dim must be static.
+void check_chunk_count(SymbolicContext& ctx, int64_t dim, int64_t chunks, size_t count) {
+  if (!ctx.dim_is_dynamic(0, dim) || ctx.output_ranks_fixed()) return;
+  if (chunks <= 2 && static_cast<int64_t>(count) == chunks) return;
+  ctx.static_dim(0, dim);  // (fails)
+}
+
 // Opset 13 (Split takes its sizes as an input): the sizes come from the
 // run-time length, so a chunk along a dynamic axis stays right at other
 // lengths that give as many pieces: ceil(length / chunks) each, the last the
-// rest. On a static axis the sizes fold back to a constant.
+// rest (check_chunk_count). On a static axis the sizes fold back to a constant.
 void chunk_13(SymbolicContext& ctx) {
   if (!ctx.constant(1)) return chunk_11(ctx);
   const int64_t dim = chunk_dim(ctx);
   const int64_t chunks = ctx.i(1);
   const size_t count = chunk_pieces(ctx, dim, false).size();
+  check_chunk_count(ctx, dim, chunks, count);
   if (count == 1) {
     ctx.out_list({ctx.in(0)});
     return;
@@ -250,17 +273,19 @@ void chunk_18(SymbolicContext& ctx) {
   if (!ctx.constant(1)) return chunk_11(ctx);
   const int64_t dim = chunk_dim(ctx);
   const int64_t chunks = ctx.i(1);
-  if (chunks < 2 || static_cast<int64_t>(chunk_pieces(ctx, dim, false).size()) != chunks) return chunk_13(ctx);
+  const size_t count = chunk_pieces(ctx, dim, false).size();
+  if (chunks < 2 || static_cast<int64_t>(count) != chunks) return chunk_13(ctx);
+  check_chunk_count(ctx, dim, chunks, count);
   ctx.out_list(ctx.op_n("Split", {ctx.in(0)}, static_cast<size_t>(chunks), {{"axis", dim}, {"num_outputs", chunks}}));
 }
 
 // aten::unbind(self, dim=0)
 // (one piece per element: the example's count, which a trace's unpacking of
-// the pieces fixes too, e.g. torchvision's loop over the images of a batch,
+// the pieces fixes too, e.g. torchvision's loop over the images of a batch
+// or its boxes.unbind(1) of 4 coordinates after a run stopped at nonzero,
 // unless the dim is known to vary)
 void unbind(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.num_args() > 1 ? ctx.i(1) : 0, ctx.rank(0));
-  // (a dim known to vary is refused: the pieces would be the example's count)
   const int64_t length = ctx.dim_known_dynamic(0, dim) ? ctx.static_dim(0, dim) : ctx.sizes(0)[static_cast<size_t>(dim)];
   if (length == 0) {
     ctx.out_list({});

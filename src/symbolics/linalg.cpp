@@ -155,13 +155,15 @@ ir::Value* norm_except_dim(SymbolicContext& ctx, ir::Value* v, int64_t rank, int
 }
 
 // aten::_weight_norm(v, g, dim=0) = v * (g / ||v||), the norm over all dims
-// but dim (over everything for dim = -1).
+// but dim (over everything for dim = -1; -2 and below count from the end).
 void weight_norm(SymbolicContext& ctx) {
   const ir::DType t = out_t(ctx);
   ir::Value* v = ctx.in_as(0, t);
   ir::Value* g = ctx.in_as(1, t);
   const int64_t rank = ctx.rank(0);
   int64_t dim = ctx.i(2);
+  // (-1 is "every dim"; other negative dims count from the end, as PyTorch's transpose(0, dim) takes them)
+  if (dim < -1 && dim >= -rank) dim += rank;
   if (dim < -1 || dim >= rank) ctx.fail("dim " + std::to_string(dim) + " is out of range");
   ir::Value* n = norm_except_dim(ctx, v, rank, dim);
   if (dim == -1 && rank > 0) n = helpers::reshape(ctx, n, {});

@@ -349,6 +349,8 @@ void cross_impl(SymbolicContext& ctx, std::optional<int64_t> dim_arg) {
     for (int64_t i = 0; i < rank && dim < 0; ++i)
       if (s[static_cast<size_t>(i)] == 3) dim = i;
     if (dim < 0) ctx.fail("no dimension of size 3 in the input");
+    // (PyTorch picks it at run time: a dynamic dim up to it could pick another)
+    for (int64_t i = 0; i <= dim; ++i) ctx.static_dim(0, i);
   }
   ir::Value* a = ctx.in_as(0, t);
   ir::Value* b = ctx.in_as(1, t);
@@ -478,7 +480,11 @@ void cosine_similarity(SymbolicContext& ctx) {
   const double eps = ctx.f(3);
   ir::Value* a = ctx.in_as(0, t);
   ir::Value* b = ctx.in_as(1, t);
-  if (ctx.sizes(0) != ctx.sizes(1)) {  // broadcast both first: the norms are over the common shape
+  // Broadcast both first (the norms are over the common shape), unless both
+  // shapes are the same for every input the export accepts.
+  bool same = ctx.sizes(0) == ctx.sizes(1);
+  for (int64_t d = 0; same && d < ctx.rank(0); ++d) same = !ctx.dim_is_dynamic(0, d) && !ctx.dim_is_dynamic(1, d);
+  if (!same) {
     ir::Value* a2 = ctx.op("Expand", {a, ctx.op("Shape", {b})});
     b = ctx.op("Expand", {b, ctx.op("Shape", {a})});
     a = a2;

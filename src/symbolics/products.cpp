@@ -44,15 +44,29 @@ DType arith_t(SymbolicContext& ctx, DType t) {
   return t;
 }
 
-// Reshape v to the run-time shape `shape`; when the example's result is
-// empty, the zeros of that shape (Reshape reads a 0 in the shape as "copy
-// this input dim", which cannot express every empty shape before opset 14).
+// Reshape v to the run-time shape `shape`; when the result is empty for
+// every input the export accepts, the zeros of that shape (Reshape reads a 0
+// in the shape as "copy this input dim", which cannot express every empty
+// shape before opset 14). The result's sizes come from the tensors among
+// arguments 0 and 1; where those vary, an empty example decides nothing:
+// Reshape with allowzero (opset 14) is right at every size.
 Value* reshape_to(SymbolicContext& ctx, Value* v, Value* shape, DType t) {
   const OutputInfo& o = ctx.out_info(0);
   bool empty = false;
   if (o.has_sizes)
     for (int64_t d : o.sizes) empty = empty || d == 0;
-  if (empty) return ctx.op("ConstantOfShape", {shape}, {{"value", ir::Tensor::from_doubles(t, {0.0}, {1})}});
+  bool dynamic = false;
+  for (size_t i = 0; i < 2 && i < ctx.num_args(); ++i) {
+    const Arg& a = ctx.arg(i);
+    if (!a.is_tensor() || !a.has_sizes) continue;
+    for (int64_t d = 0; d < a.rank(); ++d) dynamic = dynamic || ctx.dim_is_dynamic(i, d);
+  }
+  if (!dynamic && empty)
+    return ctx.op("ConstantOfShape", {shape}, {{"value", ir::Tensor::from_doubles(t, {0.0}, {1})}});
+  if (dynamic && ctx.opset() >= 14) return ctx.op("Reshape", {v, shape}, {{"allowzero", int64_t{1}}});
+  if (dynamic && empty)
+    ctx.fail("an empty result along a dynamic axis needs opset 14 or later (Reshape's allowzero; the sizes "
+             "vary with the export's dynamic axes)");
   return ctx.op("Reshape", {v, shape});
 }
 

@@ -32,6 +32,7 @@ struct Plan {
   std::optional<std::vector<double>> scales;
   // Otherwise the output sizes (1-D int64, one per spatial dim).
   ir::Value* sizes = nullptr;
+  bool sizes_at_run_time = false;  // computed at run time (not constants)
   // Antialiased (PyTorch's _aa kernels, PIL's filters; Resize-18's antialias).
   bool antialias = false;
 };
@@ -94,6 +95,7 @@ void read_size_and_scales(SymbolicContext& ctx, Plan& p, size_t size_idx, size_t
     }
   }
   p.sizes = ctx.ints_value(size_idx);
+  p.sizes_at_run_time = !ctx.constant(size_idx);
 }
 
 // A float scale with which ONNX Runtime's output size, in * scale truncated
@@ -106,6 +108,15 @@ float fit_scale(const SymbolicContext& ctx, int64_t in, int64_t want, double s) 
   if (got() != want) ctx.fail("cannot reproduce the output size " + std::to_string(want) + " with a float scale");
   return f;
 }
+
+// PyTorch 2's nearest 2-D/3-D kernels keep a dim whose size does not change
+// and halve indices where it doubles for every input; PyTorch 1.13's only in
+// their channels-last kernel (one channel, or one spatial element).
+#if defined(T2O_TORCH_MAJOR) && T2O_TORCH_MAJOR >= 2
+constexpr bool kNearestKeepsEveryLayout = true;
+#else
+constexpr bool kNearestKeepsEveryLayout = false;
+#endif
 
 // PyTorch's input and output sizes of spatial dim i.
 std::pair<int64_t, int64_t> spatial_sizes(const SymbolicContext& ctx, int64_t i) {
@@ -125,7 +136,8 @@ std::vector<float> spatial_scales(const SymbolicContext& ctx, const Plan& p) {
   const auto& in_shape = ctx.sizes(0);
   int64_t spatial_numel = 1;
   for (size_t d = 2; d < in_shape.size(); ++d) spatial_numel *= in_shape[d];
-  const bool channels_last_kernel = in_shape.size() >= 4 && (in_shape[1] == 1 || spatial_numel == 1);
+  const bool channels_last_kernel =
+      kNearestKeepsEveryLayout || (in_shape.size() >= 4 && (in_shape[1] == 1 || spatial_numel == 1));
   std::vector<float> out;
   for (int64_t i = 0; i < p.nd; ++i) {
     const auto [in_size, out_size] = spatial_sizes(ctx, i);
@@ -144,9 +156,8 @@ ir::Value* float_list(SymbolicContext& ctx, const std::vector<float>& v) {
 
 ir::Value* empty_float(SymbolicContext& ctx) { return ctx.constant(ir::Tensor::from_doubles(DType::Float, {}, {0})); }
 
-// Resize-11/13 of x [N, C, spatial...] with the plan's sizes, or with
-// `scales` (one per spatial dim of x) when the plan has scale factors.
-ir::Value* resize11(SymbolicContext& ctx, ir::Value* x, const Plan& p, std::vector<float> scales) {
+// Resize-11/13's attributes for the plan's mode.
+ir::Attributes resize_attrs(SymbolicContext& ctx, const Plan& p) {
   std::string ctm, nearest_mode = "floor";
   std::string mode = p.mode;
   if (p.mode == "nearest") {
@@ -173,6 +184,13 @@ ir::Value* resize11(SymbolicContext& ctx, ir::Value* x, const Plan& p, std::vect
     attrs.emplace_back("exclude_outside", int64_t{1});
     attrs.emplace_back("antialias", int64_t{1});
   }
+  return attrs;
+}
+
+// Resize-11/13 of x [N, C, spatial...] with the plan's sizes, or with
+// `scales` (one per spatial dim of x) when the plan has scale factors.
+ir::Value* resize11(SymbolicContext& ctx, ir::Value* x, const Plan& p, std::vector<float> scales) {
+  ir::Attributes attrs = resize_attrs(ctx, p);
   if (!p.scales) {
     ir::Value* nc = helpers::slice(ctx, ctx.op("Shape", {x}), {0}, {0}, {2});
     ir::Value* sizes = ctx.op("Concat", {nc, p.sizes}, {{"axis", int64_t{0}}});
@@ -224,12 +242,101 @@ ir::Value* resize11(SymbolicContext& ctx, ir::Value* x, const Plan& p, std::vect
   return helpers::slice(ctx, y, {2 + grow}, {0}, {out_sizes[static_cast<size_t>(grow)]});
 }
 
+// Whether sizes that PyTorch's scale-factor kernels special-case (the spatial
+// sizes; for nearest, the channels too: spatial_scales) vary with the
+// export's dynamic axes.
+bool special_sizes_dynamic(const SymbolicContext& ctx, const Plan& p) {
+  for (int64_t i = 0; i < p.nd; ++i)
+    if (ctx.dim_is_dynamic(0, 2 + i)) return true;
+  return p.mode == "nearest" && p.nd >= 2 && ctx.dim_is_dynamic(0, 1);
+}
+
+// Resize-11/13 of x [N, C, spatial...] with the plan's scale factors when
+// sizes PyTorch's kernels special-case vary (special_sizes_dynamic): what
+// spatial_scales and resize11 decide from the example's sizes is decided from
+// the run's. The first `added` spatial axes of x (1-D linear run as 2-D) have
+// size 1 and scale 1.
+ir::Value* resize11_run_time(SymbolicContext& ctx, ir::Value* x, const Plan& p, int64_t added) {
+  ir::Attributes attrs = resize_attrs(ctx, p);
+  const int64_t nd = p.nd + added;
+  std::vector<double> s(static_cast<size_t>(added), 1.0);
+  s.insert(s.end(), p.scales->begin(), p.scales->end());
+  std::vector<float> f{1.0f, 1.0f};  // Resize's scales (N and C kept)
+  for (double v : s) f.push_back(static_cast<float>(v));
+  ir::Value* shape = ctx.op("Shape", {x});
+  ir::Value* in = helpers::slice(ctx, shape, {0}, {2}, {2 + nd});  // [nd]
+  // PyTorch's output sizes: floor(in * scale), in double.
+  ir::Value* factors = ctx.constant(ir::Tensor::from_doubles(DType::Double, s, {nd}));
+  ir::Value* out = ctx.cast(ctx.op("Floor", {ctx.op("Mul", {ctx.cast(in, DType::Double), factors})}), DType::Int64);
+  // The special cases change a scale only where the size stays (a scale in
+  // (1, 2)) or, nearest's, doubles (in (2, 3)).
+  const bool nearest_cl = p.mode == "nearest" && p.nd >= 2;
+  bool special = false;
+  for (double v : s) special = special || (v > 1.0 && v != 2.0 && v < (nearest_cl ? 3.0 : 2.0));
+  ir::Value* all = float_list(ctx, f);
+  if (special && (p.mode == "linear" || nearest_cl)) {
+    ir::Value* scales = float_list(ctx, std::vector<float>(f.begin() + 2, f.end()));
+    ir::Value* one = ctx.const_scalar(DType::Float, 1.0);
+    ir::Value* same = ctx.op("Equal", {out, in});
+    if (p.mode == "linear") {
+      scales = ctx.op("Where", {same, one, scales});  // (a dim whose size does not change is kept)
+    } else {
+      // The channels-last kernel (one channel, or one spatial element) keeps
+      // a dim whose size does not change and halves indices where it doubles.
+      ir::Value* unit = ctx.const_ints({1});
+      ir::Value* channels = helpers::slice(ctx, shape, {0}, {1}, {2});
+      ir::Value* numel = helpers::reduce(ctx, "ReduceProd", in, {0}, true);
+      ir::Value* cl = kNearestKeepsEveryLayout ? ctx.constant(ir::Tensor::owned(DType::Bool, {1}, {1}))
+                                               : ctx.op("Or", {ctx.op("Equal", {channels, unit}),
+                                                                ctx.op("Equal", {numel, unit})});  // [1]
+      ir::Value* doubled = ctx.op("Equal", {out, ctx.op("Mul", {in, ctx.const_ints({2})})});
+      scales = ctx.op("Where", {ctx.op("And", {cl, doubled}), ctx.const_scalar(DType::Float, 2.0), scales});
+      scales = ctx.op("Where", {ctx.op("And", {cl, same}), one, scales});
+    }
+    all = ctx.op("Concat", {float_list(ctx, {1.0f, 1.0f}), scales}, {{"axis", int64_t{0}}});
+  }
+  // ONNX Runtime copies the input when the output shape equals it (resize11),
+  // where PyTorch resamples but in linear mode. When every dim may keep its
+  // size at some run-time size, the last dim with a scale other than 1 (above
+  // 1, as it may keep its size) is extended with copies of its edge, enough
+  // for its size to grow at every length, and sliced back to PyTorch's after.
+  const auto& in_sizes = ctx.sizes(0);
+  // (align_corners maps by the sizes, not the scale: an unchanged size is the identity, as ONNX Runtime copies it)
+  bool may_keep = p.mode != "linear" && !(nearest_cl && kNearestKeepsEveryLayout) && !p.align_corners;
+  int64_t grow = -1;
+  for (int64_t i = 0; i < nd && may_keep; ++i) {
+    const double si = s[static_cast<size_t>(i)];
+    if (si == 1.0) continue;
+    const int64_t d = 2 + i - added;  // (the added axes have scale 1)
+    if (ctx.dim_is_dynamic(0, d)) {
+      may_keep = si > 1.0 && si < 2.0;
+    } else {
+      const int64_t n = in_sizes[static_cast<size_t>(d)];
+      may_keep = static_cast<int64_t>(std::floor(static_cast<double>(n) * si)) == n;
+    }
+    grow = i;
+  }
+  if (!may_keep || grow < 0) return ctx.op("Resize", {x, empty_float(ctx), all}, std::move(attrs));
+  const double fg = f[static_cast<size_t>(2 + grow)];
+  const double need = fg > 1.0 ? std::ceil(1.0 / (fg - 1.0)) + 2.0 : 1e9;
+  if (need > 4096) ctx.fail("a scale factor this close to 1 on an unchanged size cannot be exported");
+  const int64_t rank = nd + 2;
+  std::vector<int64_t> pads(static_cast<size_t>(2 * rank), 0);
+  pads[static_cast<size_t>(rank + 2 + grow)] = static_cast<int64_t>(need);
+  ir::Value* y = ctx.op("Resize", {helpers::pad(ctx, x, pads, "edge", 0.0), empty_float(ctx), all}, std::move(attrs));
+  ir::Value* end = helpers::slice(ctx, out, {0}, {grow}, {grow + 1});
+  return helpers::slice_dynamic(ctx, y, ctx.const_ints({0}), end, ctx.const_ints({2 + grow}), nullptr);
+}
+
 // 1-D linear interpolation runs as 2-D on [N, C, 1, L] (what ONNX Runtime's linear mode supports).
 ir::Value* resize11_any(SymbolicContext& ctx, ir::Value* x, Plan p) {
+  const bool at_run_time = p.scales && special_sizes_dynamic(ctx, p);
   std::vector<float> scales;
-  if (p.scales) scales = spatial_scales(ctx, p);
-  if (p.mode != "linear" || p.nd != 1) return resize11(ctx, x, p, scales);
+  if (p.scales && !at_run_time) scales = spatial_scales(ctx, p);
+  if (p.mode != "linear" || p.nd != 1)
+    return at_run_time ? resize11_run_time(ctx, x, p, 0) : resize11(ctx, x, p, scales);
   ir::Value* x4 = helpers::unsqueeze(ctx, x, {2});
+  if (at_run_time) return helpers::squeeze(ctx, resize11_run_time(ctx, x4, p, 1), {2});
   if (p.scales) scales.insert(scales.begin(), 1.0f);
   else p.sizes = ctx.op("Concat", {ctx.const_ints({1}), p.sizes}, {{"axis", int64_t{0}}});
   return helpers::squeeze(ctx, resize11(ctx, x4, p, scales), {2});
@@ -240,6 +347,22 @@ ir::Value* resize11_any(SymbolicContext& ctx, ir::Value* x, Plan p) {
 std::vector<float> integer_scales(SymbolicContext& ctx, const Plan& p) {
   if (p.mode != "nearest")
     ctx.fail("'" + p.mode + "' interpolation matching PyTorch needs opset 11 or later");
+  if (p.scales && special_sizes_dynamic(ctx, p)) {
+    // (sizes that vary: only whole factors map the same at every size)
+    std::vector<float> s{1.0f, 1.0f};
+    for (double k : *p.scales) {
+      if (!(k >= 1.0 && k == std::floor(k)))
+        ctx.fail("nearest interpolation by a factor that is not a whole number needs opset 11 or later");
+      s.push_back(static_cast<float>(k));
+    }
+    return s;
+  }
+  if (!p.scales) {  // (the factors are the example's output sizes over its input sizes)
+    if (p.sizes_at_run_time)
+      ctx.fail("an output size computed at run time needs opset 11 or later (Upsample and Resize-10 take "
+               "scale factors fixed at export time)");
+    for (int64_t i = 0; i < p.nd; ++i) ctx.static_dim(0, 2 + i);
+  }
   std::vector<float> given;
   if (p.scales) given = spatial_scales(ctx, p);
   std::vector<float> s{1.0f, 1.0f};
@@ -336,6 +459,7 @@ void interpolate_with(SymbolicContext& ctx, Lowering how) {
       ir::Value* s = helpers::unsqueeze(ctx, ctx.scalar_value(1, DType::Int64), {0});
       p.sizes = nd == 1 ? s : ctx.op("Expand", {s, ctx.const_ints({nd})});
     }
+    p.sizes_at_run_time = !ctx.constant(1);
   } else {
     std::vector<double> s = ctx.fs(2);
     if (s.size() == 1) s.assign(static_cast<size_t>(nd), s[0]);
@@ -345,11 +469,15 @@ void interpolate_with(SymbolicContext& ctx, Lowering how) {
       const auto& in = ctx.sizes(0);
       bool dynamic = false;
       for (int64_t i = 0; i < nd; ++i) dynamic = dynamic || ctx.dim_is_dynamic(0, 2 + i);
-      if (dynamic) {  // floor(in * s) at run time
+      if (dynamic && (how == Lowering::Upsample9 || how == Lowering::Resize10)) {
+        // (nearest: by whole factors in / out maps as the factor does; integer_scales checks them)
+        p.scales = s;
+      } else if (dynamic) {  // floor(in * s) at run time
         ir::Value* spatial = helpers::slice(ctx, ctx.op("Shape", {ctx.in(0)}), {0}, {2}, {2 + nd});
         ir::Value* scaled = ctx.op("Mul", {ctx.cast(spatial, DType::Double),
                                            ctx.constant(ir::Tensor::from_doubles(DType::Double, s, {nd}))});
         p.sizes = ctx.cast(ctx.op("Floor", {scaled}), DType::Int64);
+        p.sizes_at_run_time = true;
       } else {
         std::vector<int64_t> out;
         for (int64_t i = 0; i < nd; ++i)

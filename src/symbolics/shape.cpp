@@ -2,8 +2,10 @@
 // transpose/permute, expand, repeat, size/numel, pixel (un)shuffle.
 // Sizes read from tensors stay computations (Shape/Gather/...), folded to
 // constants later only where the shape is static.
+#include <algorithm>
 #include <limits>
 
+#include "serialize/infer_node.h"
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
 
@@ -106,30 +108,71 @@ void unflatten(SymbolicContext& ctx) {
   ctx.out(ctx.op("Reshape", {x, shape}));
 }
 
-// aten::squeeze(self[, dim]): only dims of size 1 go (others are left alone, as in PyTorch).
+// aten::squeeze(self[, dim]): only dims of size 1 go, others are left alone
+// -- a rule PyTorch applies at run time. A static dim is decided now; one
+// that varies (with the export's dynamic axes, or with input values) is
+// tested at run time, its size in the example notwithstanding: the result's rank is then the run's
+// (Shape, a mask of the dims that are 1, Compress, Reshape), as PyTorch's is.
+// A .pt2 program fixed the result's rank with its guards: that decides.
 void squeeze(SymbolicContext& ctx) {
-  const auto& sizes = ctx.sizes(0);
-  const int64_t rank = static_cast<int64_t>(sizes.size());
-  std::vector<int64_t> axes;
-  if (ctx.num_args() > 1 && !ctx.none(1)) {
-    if (rank == 0) {
-      ctx.out(ctx.in(0));
-      return;
-    }
-    for (int64_t d : ctx.is(1)) {
-      int64_t a = helpers::normalize_dim(ctx, d, rank);
-      if (sizes[static_cast<size_t>(a)] == 1 && ctx.static_dim(0, a) == 1) axes.push_back(a);
-    }
-  } else {
-    // (a dynamic dim of size 1 in the example is refused: it need not stay 1)
-    for (int64_t i = 0; i < rank; ++i)
-      if (sizes[static_cast<size_t>(i)] == 1 && ctx.static_dim(0, i) == 1) axes.push_back(i);
-  }
-  if (axes.empty()) {
+  const int64_t rank = ctx.rank(0);
+  if (rank == 0) {
     ctx.out(ctx.in(0));
     return;
   }
-  ctx.out(helpers::squeeze(ctx, ctx.in(0), axes));
+  std::vector<bool> candidate(static_cast<size_t>(rank), false);
+  if (ctx.num_args() > 1 && !ctx.none(1)) {
+    for (int64_t d : ctx.is(1)) candidate[static_cast<size_t>(helpers::normalize_dim(ctx, d, rank))] = true;
+  } else {
+    candidate.assign(static_cast<size_t>(rank), true);
+  }
+  const auto& sizes = ctx.sizes(0);
+  // A dim varies when the export's dynamic axes make it vary, or when ONNX's
+  // inference cannot show it static: a size computed from input values
+  // (torch.zeros(n[0])), the same for every input shape.
+  ir::Value* self = ctx.in(0);
+  const bool inferred = !ctx.constant(0) && serialize::infer_value_type(self, ctx.opset()) &&
+                        self->type().rank() == rank;
+  auto varies = [&](int64_t i) {
+    return ctx.dim_is_dynamic(0, i) || (inferred && !self->type().shape[static_cast<size_t>(i)].is_static());
+  };
+  std::vector<int64_t> axes, at_run_time;  // dims that are 1 for every input; dims tested at run time
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!candidate[static_cast<size_t>(i)]) continue;
+    if (varies(i))
+      at_run_time.push_back(i);
+    else if (sizes[static_cast<size_t>(i)] == 1)
+      axes.push_back(i);
+  }
+  if (!at_run_time.empty() && ctx.output_ranks_fixed() && ctx.out_info(0).rank() >= 0) {
+    const int64_t gone = rank - ctx.out_info(0).rank();
+    if (gone == static_cast<int64_t>(axes.size())) {
+      at_run_time.clear();  // the program keeps them (its guards say they are not 1)
+    } else if (gone == static_cast<int64_t>(axes.size() + at_run_time.size())) {
+      axes.insert(axes.end(), at_run_time.begin(), at_run_time.end());
+      std::sort(axes.begin(), axes.end());
+      at_run_time.clear();
+    }
+  }
+  if (at_run_time.empty()) {
+    ctx.out(axes.empty() ? self : helpers::squeeze(ctx, self, axes));
+    return;
+  }
+  // The new shape: Shape(self) without the candidate dims that are 1. (Below
+  // opset 14 Reshape copies a 0 from self's dim at the same position: right
+  // whenever the tensor is not empty.)
+  ir::Value* shape = ctx.op("Shape", {self});
+  std::vector<uint8_t> mask(static_cast<size_t>(rank), 0);
+  for (int64_t i : axes) mask[static_cast<size_t>(i)] = 1;
+  for (int64_t i : at_run_time) mask[static_cast<size_t>(i)] = 1;
+  ir::Value* is_candidate = ctx.constant(ir::Tensor::owned(ir::DType::Bool, {rank}, std::move(mask)));
+  ir::Value* goes = ctx.op("And", {ctx.op("Equal", {shape, ctx.const_ints({1})}), is_candidate});
+  ir::Value* new_shape = ctx.op("Compress", {shape, ctx.op("Not", {goes})}, {{"axis", int64_t{0}}});
+  ir::Attributes attrs;
+  if (ctx.opset() >= 14) attrs.emplace_back("allowzero", int64_t{1});
+  ir::Value* out = ctx.op("Reshape", {self, new_shape}, std::move(attrs));
+  out->type().rank_varies = true;
+  ctx.out(out);
 }
 
 // aten::unsqueeze(self, dim)
@@ -274,7 +317,8 @@ void pixel_shuffle_11(SymbolicContext& ctx) {
 void pixel_shuffle_9(SymbolicContext& ctx) {
   const auto& s = ctx.sizes(0);
   if (s.size() != 4) ctx.fail("pixel_shuffle is exported for 4-D inputs");
-  const int64_t r = ctx.i(1), c = s[1] / (r * r), h = s[2], w = s[3];
+  // (C, H and W go into the Reshapes' constants: static; N is copied (0))
+  const int64_t r = ctx.i(1), c = ctx.static_dim(0, 1) / (r * r), h = ctx.static_dim(0, 2), w = ctx.static_dim(0, 3);
   ir::Value* x = helpers::reshape(ctx, ctx.in(0), {0, c, r, r, h, w});
   x = ctx.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 1, 4, 2, 5, 3}}});
   ctx.out(helpers::reshape(ctx, x, {0, c, h * r, w * r}));

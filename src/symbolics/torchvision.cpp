@@ -106,7 +106,7 @@ std::pair<Value*, Value*> split_rois(SymbolicContext& ctx, DType dt) {
 // (i, j) reads input channel (c * ph + i) * pw + j.
 int64_t ps_channels(SymbolicContext& ctx, int64_t ph, int64_t pw) {
   if (ctx.rank(0) != 4) ctx.fail("position-sensitive RoI pooling takes a 4-D input");
-  const int64_t c = ctx.sizes(0).at(1);
+  const int64_t c = ctx.static_dim(0, 1);  // (the output's channels go into Reshape constants)
   if (ph <= 0 || pw <= 0 || c % (ph * pw) != 0)
     ctx.fail("the input's channels must be a multiple of pooled_height * pooled_width");
   return c / (ph * pw);
@@ -198,8 +198,8 @@ Value* in_bins(SymbolicContext& ctx, Value* lo, Value* hi, int64_t extent, DType
 void ps_roi_pool(SymbolicContext& ctx) {
   const int64_t ph = ctx.i(3), pw = ctx.i(4);
   const int64_t c_out = ps_channels(ctx, ph, pw);
-  const auto& sizes = ctx.sizes(0);
-  const int64_t h = sizes.at(2), w = sizes.at(3);
+  // (the bins are tabled over the positions of H and W: constants)
+  const int64_t h = ctx.static_dim(0, 2), w = ctx.static_dim(0, 3);
   const DType dt = ctx.dtype(0) == DType::Double ? DType::Double : DType::Float;
   auto [batch, boxes] = split_rois(ctx, dt);
   boxes = ctx.op("Mul", {boxes, ctx.const_scalar(dt, ctx.f(2))});

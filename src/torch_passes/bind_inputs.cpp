@@ -48,17 +48,19 @@ struct Binder {
   // (tuples, lists, number conversions) go before it, in the order they are
   // made, so a nested tuple's parts come before the tuple.
   torch::jit::Node* anchor = graph.block()->nodes().front();
+  bool is_default = false;  // the argument being bound is its parameter's default value
 
   [[noreturn]] void mismatch(const std::string& name, const c10::TypePtr& expected, const c10::IValue& got) {
     throw Error(Error::Kind::Args, "example arg '" + name + "' does not fit the model: forward() expects " +
                                        expected->repr_str() + ", got " + describe(got));
   }
 
-  Value* new_tensor_input(const std::string& name, const at::Tensor& t) {
+  Value* new_tensor_input(const std::string& name, const at::Tensor& t, bool optional = false) {
     Value* in = graph.insertInput(insert_at++, name);
     in->setType(c10::TensorType::get());
     tg.user_inputs.push_back(in);
     tg.user_input_names.push_back(name);
+    tg.user_input_optional.push_back(optional);
     // A copy, so in-place ops in the example run never touch the caller's tensor.
     tg.example_inputs.push_back(t.detach().clone());
     return in;
@@ -82,6 +84,9 @@ struct Binder {
   // Returns the value that stands for `arg` inside the graph.
   Value* bind(const c10::TypePtr& type, const c10::IValue& arg, const std::string& name) {
     const auto kind = type->kind();
+    if (kind == c10::TypeKind::OptionalType && arg.isTensor() && !arg.toTensor().is_quantized() &&
+        type->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType)
+      return new_tensor_input(name, arg.toTensor(), /*optional=*/!is_default);
     if (kind == c10::TypeKind::OptionalType && !arg.isNone())  // Optional[Tuple[Tensor, Tensor]] given a tuple
       return bind(type->expectRef<c10::OptionalType>().getElementType(), arg, name);
     if (kind == c10::TypeKind::UnionType) {  // Union[Tensor, List[Tensor]]: as the member the example is
@@ -199,6 +204,9 @@ void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const 
   for (size_t i = 0; i < n_user; ++i) {
     Value* orig = originals[i];
     std::string name = i < tg.input_arg_names.size() ? tg.input_arg_names[i] : orig->debugName();
+    // (the parameter's own default, which the Python side fills in for an argument not given)
+    const auto* dflt = i < tg.input_defaults.size() && tg.input_defaults[i] ? &*tg.input_defaults[i] : nullptr;
+    binder.is_default = dflt && dflt->isTensor() && args[i].isTensor() && dflt->toTensor().is_same(args[i].toTensor());
     Value* bound = binder.bind(orig->type(), args[i], name);
     orig->replaceAllUsesWith(bound);
   }

@@ -114,10 +114,11 @@ class Functionalizer {
       const int k = mutated_argument(n);
       if (k < 0) continue;
       Value* target = n->input(static_cast<size_t>(k));
-      Value* rest = pop_as_slices(n);  // list.pop(i): l[i], and l[:i] + l[i+1:] from then on
+      Value* rest = pop_as_slices(n);  // list.pop(i), del l[i]: l[i], and l[:i] + l[i+1:] from then on
       if (!rest) rest = insert_as_slices(n);  // list.insert(i, v): l[:i] + [v] + l[i:]
-      if (!rest) rest = extend_as_add(n);     // list.extend(m): l + m
+      if (!rest) rest = extend_as_add(n);     // list.extend(m), l += m: l + m
       if (rest) {
+        if (n->kind() == c10::aten::add_ && n->outputs().size() == 1) n->output()->replaceAllUsesWith(rest);
         replace_after_in_block(target, rest, n, b);
         note(escaping, latest, target, rest, b);
         n->destroy();
@@ -161,20 +162,24 @@ class Functionalizer {
   // `x = l.pop(i)` with a constant i: x = l[i], and the list without it is
   // l[:-1] (i = -1) or l[:i] + l[i+1:]. Returns the shortened list (n's
   // uses now read the element), or null for other nodes.
+  // `del l[i]` (aten::Delete) likewise, without the element.
   Value* pop_as_slices(Node* n) {
-    auto idx = constant_list_index(n, c10::aten::pop, 2);
+    const bool del = n->kind() == c10::aten::Delete;
+    auto idx = constant_list_index(n, del ? c10::aten::Delete : c10::aten::pop, 2);
     if (!idx) return nullptr;
     torch::jit::WithInsertPoint guard(n);
     Value* l = n->input(0);
     Value* none = graph_.insertConstant(c10::IValue());
     Value* one = graph_.insertConstant(int64_t{1});
-    Value* item = graph_.insert(c10::aten::__getitem__, {l, n->input(1)});
-    item->setType(n->output()->type());
-    if (auto info = tg_.info.find(n->output()); info != tg_.info.end()) {
-      ExampleInfo copy = info->second;
-      tg_.info[item] = std::move(copy);
+    if (!del) {
+      Value* item = graph_.insert(c10::aten::__getitem__, {l, n->input(1)});
+      item->setType(n->output()->type());
+      if (auto info = tg_.info.find(n->output()); info != tg_.info.end()) {
+        ExampleInfo copy = info->second;
+        tg_.info[item] = std::move(copy);
+      }
+      n->output()->replaceAllUsesWith(item);
     }
-    n->output()->replaceAllUsesWith(item);
     if (*idx == -1) return graph_.insert(c10::aten::slice, {l, none, graph_.insertConstant(int64_t{-1}), one});
     Value* head = graph_.insert(c10::aten::slice, {l, none, n->input(1), one});
     Value* tail = graph_.insert(c10::aten::slice, {l, graph_.insertConstant(*idx + 1), none, one});
@@ -198,8 +203,9 @@ class Functionalizer {
 
   // `l.extend(m)` of a list m (torchvision's LastLevelP6P7: p.extend([p6,
   // p7])): the list is l + m from then on. Returns it, or null for other nodes.
+  // `l += m` (aten::add_ of lists) is the same.
   Value* extend_as_add(Node* n) {
-    if (n->kind() != c10::Symbol::aten("extend") || n->inputs().size() != 2 ||
+    if ((n->kind() != c10::Symbol::aten("extend") && n->kind() != c10::aten::add_) || n->inputs().size() != 2 ||
         n->input(0)->type()->kind() != c10::TypeKind::ListType || *n->input(1)->type() != *n->input(0)->type())
       return nullptr;
     torch::jit::WithInsertPoint guard(n);

@@ -89,7 +89,7 @@ struct Lifter {
   // `self.<attr> = value` in forward(): later reads in this call read
   // `value` (as PyTorch computes it; the module's state is not part of an
   // ONNX graph). In a branch, the If gets an output carrying the attribute's
-  // value out (run_if); a loop assigning is refused. Assignments to
+  // value out (run_if), a loop carries it (run_loop). Assignments to
   // attributes of other objects are left to scalarize_objects.
   void assign(Node* n) {
     auto owner = modules.find(n->input(0));
@@ -114,7 +114,8 @@ struct Lifter {
       if (auto inserted = torch::jit::tryInsertConstant(*tg.graph, v)) c = *inserted;
     if (!c)
       throw Error(Error::Kind::Conversion, "module attribute '" + path + "' of type " + v.type()->repr_str() +
-                                               " is assigned in a branch of forward(), which cannot be exported");
+                                               " is assigned in a branch or a loop of forward(), which cannot be "
+                                               "exported");
     return *c;
   }
 
@@ -160,18 +161,61 @@ struct Lifter {
     if (auto u = c10::unifyTypes(a, b)) return *u;
     throw Error(Error::Kind::Conversion, "module attribute '" + path + "' is assigned values of types " +
                                              a->repr_str() + " and " + b->repr_str() +
-                                             " in the branches of forward(), which cannot be exported");
+                                             " in the branches or a loop of forward(), which cannot be exported");
   }
 
-  // A loop may not assign module attributes (the value would need carrying).
+  // The module a value stands for (a module value, or an attribute read of
+  // one not yet resolved: inside a loop body before run_block reaches it).
+  std::optional<std::pair<Module, std::string>> module_of(Value* v) {
+    if (auto it = modules.find(v); it != modules.end()) return it->second;
+    Node* p = v->node();
+    if (p->kind() != c10::prim::GetAttr) return std::nullopt;
+    auto owner = module_of(p->input(0));
+    if (!owner || !owner->first.hasattr(p->s(c10::attr::name))) return std::nullopt;
+    c10::IValue a = owner->first.attr(p->s(c10::attr::name));
+    if (!a.isModule()) return std::nullopt;
+    return std::make_pair(a.toModule(), attr_path(owner->second, p->s(c10::attr::name)));
+  }
+
+  // The module attributes assigned anywhere in `b` (nested blocks too), in order.
+  void assigned_in(torch::jit::Block* b, std::vector<std::string>& paths) {
+    for (Node* n : b->nodes()) {
+      for (torch::jit::Block* sub : n->blocks()) assigned_in(sub, paths);
+      if (n->kind() != c10::prim::SetAttr) continue;
+      auto owner = module_of(n->input(0));
+      if (!owner) continue;  // (another object's: scalarize_objects)
+      const std::string attr = n->s(c10::attr::name);
+      const std::string path = attr_path(owner->second, attr);
+      assigned_attrs.emplace(path, AssignedAttr{owner->first, n->input(0), attr});
+      if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+    }
+  }
+
+  // A loop assigning module attributes carries them: each becomes a
+  // loop-carried value (in: the value before the loop; out: the value after
+  // an iteration), read in the body and after the loop as PyTorch reads it.
   void run_loop(Node* n) {
-    const auto before = assigned;
-    for (torch::jit::Block* b : n->blocks()) run_block(b);
-    for (const auto& [path, v] : assigned) {
-      auto prev = before.find(path);
-      if (prev == before.end() || prev->second != v)
-        throw Error(Error::Kind::Conversion, "the model assigns to module attribute '" + path +
-                                                 "' inside a loop of forward(), which cannot be exported");
+    torch::jit::Block* body = n->blocks()[0];
+    std::vector<std::string> paths;
+    assigned_in(body, paths);
+    std::vector<Value*> ins;
+    for (const std::string& path : paths) {
+      auto prev = assigned.find(path);
+      Value* old = prev != assigned.end() ? prev->second : original_value(n, path);
+      n->addInput(old);
+      Value* in = body->addInput()->setType(old->type());
+      ins.push_back(in);
+      assigned[path] = in;
+    }
+    run_block(body);
+    for (size_t i = 0; i < paths.size(); ++i) {
+      Value* v = assigned.at(paths[i]);
+      const c10::TypePtr type = merge_types(ins[i]->type(), v->type(), paths[i]);
+      ins[i]->setType(type);
+      body->registerOutput(v);
+      Value* out = n->addOutput();
+      out->setType(type);
+      assigned[paths[i]] = out;
     }
   }
 

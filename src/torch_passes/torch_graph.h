@@ -52,6 +52,9 @@ struct TorchGraph {
   // Graph inputs: the user's flattened tensor inputs, then the parameters.
   std::vector<torch::jit::Value*> user_inputs;
   std::vector<std::string> user_input_names;  // from the forward() signature
+  // Per user input: its forward() parameter is Optional[Tensor] (a scripted
+  // model's test of it stays in the graph, in torch.onnx: it stays an input).
+  std::vector<bool> user_input_optional;
   std::vector<at::Tensor> example_inputs;     // aligned with user_inputs
   std::vector<Param> params;                  // state_dict order
 

@@ -33,6 +33,13 @@ CASES = optest.enable_pt2([
     Case("aa_bicubic_down", aa("bicubic", scale_factor=(0.3, 0.5)), (r(1, 2, 20, 10),), opsets=BELOW),
     Case("aa_bicubic_size", aa("bicubic", size=(7, 3)), (r(2, 1, 15, 9).double(),), opsets=BELOW),
     Case("aa_bicubic_same_width", aa("bicubic", size=(6, 9)), (r(1, 2, 12, 9),), opsets=BELOW),
+    # an output size computed at run time: below opset 18 the weights are constants for the example's
+    # output size (issue 43: output_size was never read), so it is refused; from 18, Resize takes it
+    Case("aa_bilinear_size_at_run_time",
+         lambda a, b: F.interpolate(a, size=b.shape[-2:], mode="bilinear", antialias=True),
+         (r(1, 2, 8, 8), r(1, 1, 5, 6)), opsets=(18,), error_below={9: "computed at run time", 17: "computed at run time"},
+         extra=("--dynamic-axes", '{"b":[2,3]}', "--input-names", "a,b"), pt2=False,
+         more_args=[(r(1, 2, 8, 8), r(1, 1, 3, 11))]),
 ])
 
 results = optest.results_fixture(CASES)

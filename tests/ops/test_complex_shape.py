@@ -40,6 +40,13 @@ CASES = optest.enable_pt2([
          (a, b)),
     Case("cat_real", lambda x, y: var(torch.cat([z(x), y], 0)), (a, randn(2, 4))),
     Case("flip_clone", lambda x: var(z(x).flip(-1).clone()), (a,), min_opset=10),
+    # squeeze of a dynamic dim: PyTorch decides it at run time, so it is refused, whatever the example's
+    # size (issue 43: a size other than 1 was kept as is); a static dim of 1 goes as before
+    Case("squeeze_dynamic_dim", lambda x: var(z(x).squeeze(1) * 2), (randn(3, 4, 2),), opsets=(),
+         error_below={13: "is dynamic", 17: "is dynamic"},
+         extra=("--dynamic-axes", '{"x":[0,1]}', "--input-names", "x"), pt2=False),
+    Case("squeeze_static_dim_of_dynamic", lambda x: var(z(x).squeeze(1) * 2), (randn(3, 1, 2),), opsets=(13, 17),
+         extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"), pt2=False, more_args=[(randn(5, 1, 2),)]),
 ])
 
 results = optest.results_fixture(CASES)

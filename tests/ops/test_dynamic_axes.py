@@ -103,7 +103,47 @@ def tf_args(seq, batch):
 
 
 BATCH = axes({"x": {"0": "batch"}}, inputs=["x"])
-CASES = [
+ALL3 = axes({"x": {"0": "a", "1": "b", "2": "c"}}, inputs=["x"])
+
+
+class SqueezeThenAdd(nn.Module):
+    """A squeeze whose result feeds another op (rank-agnostic: elementwise)."""
+
+    def forward(self, x):
+        return x.squeeze(1) * 2 + 1
+
+
+# squeeze(dim) on a dynamic dim: PyTorch removes it only when it is 1 at run
+# time, whatever it was in the example (issue 43: it was exported as Identity
+# when the example's size was not 1, and refused when it was 1).
+SQUEEZE_CASES = [
+    Case("squeeze_dynamic_dim_not_1", lambda x: torch.squeeze(x, dim=2), (torch.randn(2, 1, 4),),
+         opsets=(11, 13, 17), extra=ALL3, pt2=False,
+         more_args=[(torch.randn(2, 2, 1),), (torch.randn(3, 1, 1),), (torch.randn(1, 5, 7),)]),
+    Case("squeeze_dynamic_dim_1", lambda x: x.squeeze(1), (torch.randn(2, 1, 4),),
+         opsets=(11, 13, 17), extra=ALL3, pt2=False,
+         more_args=[(torch.randn(2, 3, 4),), (torch.randn(1, 1, 1),)]),
+    Case("squeeze_dynamic_all", lambda x: x.squeeze(), (torch.randn(1, 3, 1),),
+         opsets=(11, 13, 17), extra=ALL3, pt2=False,
+         more_args=[(torch.randn(2, 1, 5),), (torch.randn(1, 1, 1),), (torch.randn(4, 2, 3),)]),
+    Case("squeeze_dynamic_then_add", SqueezeThenAdd(), (torch.randn(2, 3, 4),),
+         opsets=(11, 17), extra=ALL3, pt2=False,
+         more_args=[(torch.randn(2, 1, 4),)]),
+    # an empty tensor: the new shape keeps its zeros (allowzero, opset 14+)
+    Case("squeeze_dynamic_empty", lambda x: x.squeeze(0), (torch.randn(2, 0, 3),),
+         opsets=(17,), extra=ALL3, pt2=False,
+         more_args=[(torch.randn(1, 0, 0),), (torch.randn(1, 2, 3),)]),
+    # a static dim is decided at export time: no run-time test
+    Case("squeeze_static_dim", lambda x: x.squeeze(1) + 0, (torch.randn(2, 1, 4),),
+         opsets=(13, 17), extra=axes({"x": {"0": "a"}}, inputs=["x"]),
+         more_args=[(torch.randn(5, 1, 4),)]),
+] + ([  # (squeeze of several dims: PyTorch 2)
+    Case("squeeze_dynamic_dims_tuple", lambda x: x.squeeze((0, 2)), (torch.randn(2, 1, 1),),
+         opsets=(13, 17), extra=ALL3, pt2=False, min_opset=13,
+         more_args=[(torch.randn(1, 3, 1),), (torch.randn(1, 1, 4),)]),
+] if optest.TORCH_VERSION >= (2, 0) else [])
+
+CASES = SQUEEZE_CASES + [
     Case("sum_module", SumModule(), (torch.ones(2, 2),), opsets=(9, 13, 17),
          extra=axes({"x": {"0": "my_custom_axis_name"}, "sum": [0]}, inputs=["x"], outputs=["sum"]),
          more_args=[(torch.randn(5, 2),), (torch.randn(1, 2),)]),
@@ -150,6 +190,30 @@ def test_documented_names(tmp_path):
     dims = lambda v: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]  # noqa: E731
     assert dims(m.graph.input[0]) == ["my_custom_axis_name", 2]
     assert dims(m.graph.output[0]) == ["sum_dynamic_axes_1"]
+
+
+def test_squeeze_rank_decided_at_run_time(tmp_path):
+    """A squeeze of a dynamic dim: the output's rank is the run's (no Squeeze
+    node with the example's answer, no dim declared); of a static dim: a
+    plain Squeeze."""
+    import harness
+
+    def export(fn, x, dyn):
+        pt, out = str(tmp_path / "m.pt"), str(tmp_path / "m.onnx")
+        harness.trace(optest.Lambda(fn), (x,), pt)
+        harness.export(pt, out, inputs=["x".join(str(d) for d in x.shape)],
+                       extra=axes({"x": {str(d): f"d{d}" for d in dyn}}, inputs=["x"]))
+        return harness.full_check(out)
+
+    m = export(lambda x: torch.squeeze(x, dim=2), torch.randn(2, 1, 4), [0, 1, 2])
+    ops = [n.op_type for n in m.graph.node]
+    assert "Squeeze" not in ops and "Reshape" in ops, ops
+    # (the checker requires a rank: the example's, its dims unnamed)
+    assert [d.WhichOneof("value") for d in m.graph.output[0].type.tensor_type.shape.dim] == [None] * 3
+    m = export(lambda x: torch.squeeze(x, dim=1), torch.randn(2, 1, 4), [0, 2])
+    ops = [n.op_type for n in m.graph.node]
+    assert "Squeeze" in ops and "Reshape" not in ops and "Compress" not in ops, ops
+    assert len(m.graph.output[0].type.tensor_type.shape.dim) == 2
 
 
 def test_intermediate_values_carry_symbolic_dims(tmp_path):

@@ -1,6 +1,7 @@
 """Indexing (src/symbolics/indexing.cpp): index, index_put, index_add/copy/fill,
 masked_fill/scatter/select, gather, scatter, scatter_add, scatter_reduce,
 take, nonzero, nonzero_numpy, argwhere, select/slice/diagonal_scatter."""
+import json
 import os
 import sys
 
@@ -24,6 +25,11 @@ def ri(*shape, high=10):
 
 def L(*v):
     return torch.tensor(v, dtype=torch.long)
+
+
+def axes(d, names):
+    """CLI flags making the given input dims dynamic (the cases run at other sizes: TorchScript only)."""
+    return ("--dynamic-axes", json.dumps(d, separators=(",", ":")), "--input-names", ",".join(names))
 
 
 class WithBuffers(nn.Module):
@@ -170,6 +176,14 @@ CASES = [
     Case("masked_scatter_broadcast", lambda x, m, s: x.masked_scatter(m, s), (r(3, 4), torch.tensor([True, False, True, False]), r(4, 4)),
          min_opset=11),
     Case("masked_scatter_inplace", put(lambda y, s: y.masked_scatter_(y < 0, s)), (ri(3, 3), ri(12)), min_opset=11),
+    # equal shapes in the example, a mask that broadcasts at run time: expanded whenever a shape may vary
+    # (issue 43: the example's equal shapes skipped the Expand)
+    Case("masked_select_dynamic_broadcast", lambda x, m: x.masked_select(m), (r(3, 4), r(3, 4) > 0),
+         opsets=(9, 11, 17), extra=axes({"x": [0, 1], "m": [0, 1]}, ["x", "m"]), pt2=False,
+         more_args=[(r(3, 4), r(1, 4) > 0), (r(2, 5), r(2, 5) > 0)]),
+    Case("masked_scatter_dynamic_broadcast", lambda x, m, s: x.masked_scatter(m, s), (r(3, 4), r(3, 4) > 0, r(12)),
+         opsets=(11, 17), extra=axes({"x": [0, 1], "m": [0, 1]}, ["x", "m", "s"]), pt2=False,
+         more_args=[(r(3, 4), r(1, 4) > 0, r(12))]),
     # ---- gather
     Case("gather", lambda x, i: torch.gather(x, 1, i), (x, torch.randint(0, 4, (3, 6, 5))), opsets=(9, 10, 11, 17)),
     Case("gather_smaller_index", lambda x, i: x.gather(-1, i), (x, torch.randint(0, 5, (2, 3, 2))),
@@ -201,10 +215,26 @@ CASES = [
     Case("scatter_reduce_mean_excl", lambda x, i, s: x.scatter_reduce(1, i, s, "mean", include_self=False),
          (x, sc_idx, r(3, 6, 5)), opsets=(9, 16)),
     Case("scatter_reduce_amax", lambda x, i, s: x.scatter_reduce(1, i, s, "amax"), (x, sc_idx, r(3, 6, 5)), opsets=(9, 16)),
+    # an index smaller than self: where nothing is scattered, self stays (the aggregate was padded with 0: Max(x, 0))
+    Case("scatter_reduce_amax_index_smaller", lambda x, i, s: x.scatter_reduce(1, i, s, "amax"),
+         (r(3, 4), torch.randint(0, 4, (2, 3)), r(2, 3)), opsets=(9, 13, 17)),
+    Case("scatter_reduce_prod_index_smaller", lambda x, i, s: x.scatter_reduce(1, i, s, "prod"),
+         (r(3, 4), torch.randint(0, 4, (2, 3)), r(2, 3)), opsets=(13, 17)),
     Case("scatter_reduce_amin_excl", lambda x, i, s: x.scatter_reduce(-2, i, s, "amin", include_self=False),
          (x, sc_idx, r(3, 6, 5)), opsets=(9, 16)),
     Case("scatter_reduce_amax_int", lambda x, i, s: x.scatter_reduce(0, i, s, "amax", include_self=False),
          (ri(3, 4), torch.randint(0, 3, (5, 4)), ri(5, 4)), opsets=(9, 16)),
+    # an index as large as self in the example, smaller at run time: the one-hot lowering pads its result to
+    # self's sizes by the run's difference (issue 43: by the example's); opsets 9-10 (Pad's pads an
+    # attribute) need those sizes static
+    Case("scatter_add_dynamic_smaller", lambda x, i, s: x.scatter_add(0, i, s),
+         (r(3, 4), torch.randint(0, 3, (3, 4)), r(3, 4)), opsets=(11, 13, 17), error_below={9: "is dynamic"},
+         extra=axes({"i": [0, 1], "s": [0, 1]}, ["x", "i", "s"]), pt2=False,
+         more_args=[(r(3, 4), torch.randint(0, 3, (2, 2)), r(2, 2)), (r(3, 4), torch.randint(0, 3, (3, 4)), r(3, 4))]),
+    Case("scatter_reduce_amax_dynamic_smaller", lambda x, i, s: x.scatter_reduce(1, i, s, "amax"),
+         (r(3, 4), torch.randint(0, 4, (3, 4)), r(3, 4)), opsets=(13, 17, 18),
+         extra=axes({"i": [0, 1], "s": [0, 1]}, ["x", "i", "s"]), pt2=False,
+         more_args=[(r(3, 4), torch.randint(0, 4, (2, 3)), r(2, 3))]),
     # ---- take, nonzero
     Case("take", lambda x, i: torch.take(x, i), (x, L(0, 59, -1, 7, 30).reshape(5, 1))),
     Case("take_int", lambda x, i: x.take(i), (ri(2, 3), L(5, 0))),

@@ -83,6 +83,8 @@ CASES = [
     Case("weight_norm_conv_dim1", weight_norm(nn.Conv1d(3, 4, 2), dim=1), (x234,)),
     Case("weight_norm_last_dim", weight_norm(nn.Linear(4, 5), dim=-1), (x34,)),
     Case("weight_norm_no_dim", weight_norm(nn.Linear(4, 5), dim=None), (x34,)),
+    # dim -2 counts from the end (issue 43: refused as out of range)
+    Case("weight_norm_conv_dim_neg2", weight_norm(nn.Conv1d(3, 4, 2), dim=-2), (x234,)),
     Case("weight_norm_double", lambda v, g: torch._weight_norm(v, g, 0), (x34.double(), r(3, 1).double())),
     Case("weight_norm_inputs", lambda v, g: torch._weight_norm(v, g, 1), (x34, r(1, 4).abs())),
     # renorm

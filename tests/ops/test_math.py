@@ -1,4 +1,5 @@
 """Miscellaneous math (src/symbolics/math.cpp)."""
+import json
 import os
 import sys
 
@@ -19,6 +20,11 @@ def r(*shape, scale=1.0):
 
 def ri(*shape, lo=-5, hi=6, dtype=torch.int64):
     return torch.randint(lo, hi, shape, dtype=dtype)
+
+
+def axes(d, names):
+    """CLI flags making the given input dims dynamic (the cases run at other sizes: TorchScript only)."""
+    return ("--dynamic-axes", json.dumps(d, separators=(",", ":")), "--input-names", ",".join(names))
 
 
 x34, y34, z34 = r(3, 4), r(3, 4), r(3, 4)
@@ -62,6 +68,13 @@ CASES = [
     Case("cross_int", lambda a, b: torch.cross(a, b, dim=0), (ri(3, 2), ri(3, 2))),
     Case("linalg_cross", lambda a, b: torch.linalg.cross(a, b), (r(2, 4, 3), r(2, 4, 3))),
     Case("linalg_cross_dim_broadcast", lambda a, b: torch.linalg.cross(a, b, dim=1), (r(2, 3, 4), r(1, 3, 4))),
+    # dim=None: PyTorch takes the first dim of size 3 at run time; a dynamic dim up to the example's
+    # choice could change it (issue 43), dynamic dims after it cannot
+    Case("cross_default_dim_dynamic_before", lambda a, b: torch.cross(a, b), (r(4, 3), r(4, 3)), opsets=(),
+         error_below={11: "is dynamic", 17: "is dynamic"}, extra=axes({"a": [0], "b": [0]}, ["a", "b"]), pt2=False),
+    Case("cross_default_dim_dynamic_after", lambda a, b: torch.cross(a, b), (r(3, 5), r(3, 5)), opsets=(11, 17),
+         extra=axes({"a": [1], "b": [1]}, ["a", "b"]), pt2=False,
+         more_args=[(r(3, 7), r(3, 7)), (r(3, 3), r(3, 3))]),
     # outer / ger
     Case("outer", lambda a, b: torch.outer(a, b), (r(3), r(5))),
     Case("ger", lambda a, b: torch.ger(a, b), (r(4), r(2))),
@@ -104,6 +117,10 @@ CASES = [
     Case("cosine_similarity_dim_eps", lambda a, b: F.cosine_similarity(a, b, dim=-1, eps=0.5),
          (r(2, 3, 4), r(2, 3, 4))),
     Case("cosine_similarity_broadcast", lambda a, b: F.cosine_similarity(a, b, dim=1), (r(2, 3, 4), r(3, 1))),
+    # equal shapes in the example, b broadcast along dim at run time: the norms are over the broadcast shape
+    Case("cosine_similarity_dynamic_broadcast", lambda a, b: F.cosine_similarity(a, b, dim=1), (r(3, 4), r(3, 4)),
+         opsets=(9, 13, 17), extra=axes({"a": [1], "b": [1]}, ["a", "b"]), pt2=False,
+         more_args=[(r(3, 6), r(3, 1)), (r(3, 5), r(3, 5))]),
     Case("cosine_similarity_small", lambda a, b: F.cosine_similarity(a, b, dim=0),
          (torch.tensor([1e-5, 0.0, 2e-6]), torch.tensor([1e-5, 3e-6, 0.0]))),
     Case("pairwise_distance", lambda a, b: F.pairwise_distance(a, b), (x34, y34)),

@@ -147,6 +147,14 @@ CASES = optest.enable_pt2([
          extra=axes({"a": {"0": "n"}, "b": {"0": "n"}}, ["a", "b"]), more_args=[(randn(6, 4), randn(6, 4))], **DYN),
     Case("diag_embed_dynamic_batch", lambda x: torch.diag_embed(x, 1), (randn(2, 3),),
          extra=axes({"x": {"0": "n"}}, ["x"]), more_args=[(randn(5, 3),)], **DYN),
+    # a result empty in the example only (a[2:] of a dynamic length): the product at run time, not zeros
+    # (issue 43); Reshape expresses every empty shape from opset 14 (allowzero), so before it is refused
+    Case("kron_dynamic_empty_example", lambda a, b: torch.kron(a[2:], b), (randn(2, 3), randn(2, 2)),
+         opsets=(14, 17), error_below={13: "opset 14"}, extra=axes({"a": {"0": "n"}}, ["a", "b"]),
+         more_args=[(randn(4, 3), randn(2, 2)), (randn(3, 3), randn(2, 2))], **DYN),
+    Case("inner_dynamic_empty_example", lambda a, b: torch.inner(a[2:], b), (randn(2, 4), randn(3, 4)),
+         opsets=(14, 17), extra=axes({"a": {"0": "n"}}, ["a", "b"]),
+         more_args=[(randn(5, 4), randn(3, 4))], **DYN),
 ])
 
 

@@ -26,6 +26,7 @@ xd = torch.randn(2, 3, 16, 20) * 3  # to shrink, antialiased
 FROM_11 = {9: "supported from opset 11", 10: "supported from opset 11"}
 NEEDS_11 = {9: "needs opset 11", 10: "needs opset 11"}
 ALL = (9, 10, 11, 13, 17)
+DYN_HW = ("--dynamic-axes", '{"x":[2,3]}', "--input-names", "x")
 
 
 def interp(**kw):
@@ -128,6 +129,40 @@ CASES = [
          interp(scale_factor=1.7, mode="bicubic", align_corners=True, recompute_scale_factor=True), (x2,),
          min_opset=11),
     Case("bicubic_down", interp(size=(3, 4), mode="bicubic"), (x2,), min_opset=11),
+    # scale factors on dynamic spatial dims (issue 43): what PyTorch's kernels decide from the sizes (a
+    # size kept: linear copies it, nearest/cubic still resample, which ONNX Runtime's copy of an unchanged
+    # shape does not; one channel: nearest keeps or halves) is decided from the run's sizes, not the example's
+    Case("bilinear_scale_dynamic", interp(scale_factor=1.2, mode="bilinear"), (torch.randn(1, 3, 4, 4),),
+         opsets=(11, 13, 17), extra=DYN_HW, pt2=False,
+         more_args=[(torch.randn(1, 3, 20, 20),), (torch.randn(1, 3, 4, 9),), (torch.randn(1, 3, 7, 3),)]),
+    # (sizes where ONNX Runtime's x / scale and PyTorch's x * (1 / scale) in float floor alike: at 20 they
+    # do not, with the example's sizes static too)
+    Case("nearest_scale_dynamic", interp(scale_factor=1.2), (torch.randn(1, 3, 4, 4),), opsets=(11, 13, 17),
+         error_below=NEEDS_11, extra=DYN_HW, pt2=False,
+         more_args=[(torch.randn(1, 3, 10, 10),), (torch.randn(1, 3, 4, 9),), (torch.randn(1, 3, 2, 3),)]),
+    Case("nearest_scale_dynamic_one_channel", interp(scale_factor=2.4), (torch.randn(1, 1, 5, 5),),
+         opsets=(11, 17), extra=DYN_HW, pt2=False,
+         more_args=[(torch.randn(1, 1, 2, 2),), (torch.randn(1, 1, 2, 7),), (torch.randn(1, 1, 9, 4),)]),
+    Case("nearest_exact_scale_dynamic", interp(scale_factor=1.25, mode="nearest-exact"), (torch.randn(1, 2, 3, 3),),
+         opsets=(11, 17), extra=DYN_HW, pt2=False, more_args=[(torch.randn(1, 2, 8, 8),), (torch.randn(1, 2, 2, 5),)]),
+    Case("bicubic_scale_dynamic", interp(scale_factor=1.5, mode="bicubic"), (torch.randn(1, 2, 6, 6),),
+         opsets=(11, 17), extra=DYN_HW, pt2=False,
+         more_args=[(torch.randn(1, 2, 1, 1),), (torch.randn(1, 2, 9, 4),)]),
+    Case("linear_1d_scale_dynamic", interp(scale_factor=1.3, mode="linear"), (torch.randn(1, 2, 3),),
+         opsets=(11, 17), extra=("--dynamic-axes", '{"x":[2]}', "--input-names", "x"), pt2=False,
+         more_args=[(torch.randn(1, 2, 10),)]),
+    # opsets 9-10: whole factors map the same at every size; an output size gives the example's factor,
+    # so the input's sizes must be static, and one computed at run time is refused
+    Case("nearest_scale2_dynamic", interp(scale_factor=2.0), (x2,), opsets=ALL, extra=DYN_HW, pt2=False,
+         more_args=[(torch.randn(2, 3, 7, 4),)]),
+    Case("nearest_size_dynamic", interp(size=(10, 12)), (x2,), opsets=(11, 13),
+         error_below={9: "is dynamic", 10: "is dynamic"}, extra=DYN_HW, pt2=False,
+         more_args=[(torch.randn(2, 3, 3, 4),)]),
+    Case("nearest_size_at_run_time", lambda x, y: F.interpolate(x, size=y.shape[-2:]),
+         (torch.randn(1, 2, 3, 4), torch.randn(1, 1, 6, 8)), opsets=(11, 13),
+         error_below={9: "computed at run time", 10: "computed at run time"},
+         extra=("--dynamic-axes", '{"y":[2,3]}', "--input-names", "x,y"), pt2=False,
+         more_args=[(torch.randn(1, 2, 3, 4), torch.randn(1, 1, 9, 4))]),
     # direct calls of the non-.vec overloads (output_size plus optional scales)
     Case("upsample_nearest2d_direct", lambda x: torch.ops.aten.upsample_nearest2d(x, [10, 12]), (x2,),
          opsets=ALL),

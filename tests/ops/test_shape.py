@@ -189,6 +189,12 @@ CASES = [
          extra=("--dynamic-axes", '{"x":[0,2,3]}', "--input-names", "x"),
          more_args=[(r(2, 2, 8, 4),), (r(3, 2, 2, 2),)]),
     Case("pixel_roundtrip", lambda a: F.pixel_unshuffle(F.pixel_shuffle(a, 2), 2), (r(2, 8, 3, 3),)),
+    # opsets 9-10 build C, H and W into Reshape constants: those must be static (issue 43); N may vary
+    Case("pixel_shuffle_dynamic_hw", nn.PixelShuffle(2), (r(1, 8, 3, 5),), opsets=(11, 13),
+         error_below={9: "is dynamic", 10: "is dynamic"},
+         extra=("--dynamic-axes", '{"x":[2,3]}', "--input-names", "x"), pt2=False, more_args=[(r(1, 8, 4, 2),)]),
+    Case("pixel_shuffle_dynamic_batch", nn.PixelShuffle(2), (r(2, 8, 3, 5),), opsets=(9, 10, 11),
+         extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"), pt2=False, more_args=[(r(5, 8, 3, 5),)]),
     Case("channel_shuffle", lambda a: F.channel_shuffle(a, 2), (r(1, 4, 3, 3),), pt2=True),
     Case("channel_shuffle_module_3d", nn.ChannelShuffle(3), (r(2, 6, 5),), pt2=True),
     Case("native_channel_shuffle", lambda a: torch.native_channel_shuffle(a, 2), (r(2, 6, 4),), pt2=True),

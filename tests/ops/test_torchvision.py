@@ -176,3 +176,37 @@ CASES = [
 
 results = optest.results_fixture(CASES, in_process=True)
 test_case = optest.case_test(CASES)
+
+
+# Dynamic axes (the Cases above export through the Python API without them).
+
+
+def export_dynamic(module, args, path, axes):
+    import torch2onnx
+
+    traced = torch.jit.trace(module.eval(), args, check_trace=False)
+    torch2onnx.export(traced, args, path, opset_version=17, input_names=["x", "rois"], dynamic_axes=axes)
+
+
+@pytest.mark.parametrize("axes", [{"x": [2, 3]}, {"x": [1]}], ids=["hw", "channels"])
+def test_ps_roi_pool_dynamic_sizes_refused(axes, tmp_path):
+    """ps_roi_pool tables its bins over the positions of H and W and shapes its output by C: an export where
+    they vary is refused (issue 43: the example's sizes were baked in)."""
+    with pytest.raises(Exception, match="is dynamic"):
+        export_dynamic(PsRoiPool(2, 0.5), (xps, ps_rois()), str(tmp_path / "m.onnx"), axes)
+
+
+def test_ps_roi_pool_dynamic_batch(tmp_path):
+    """The batch and the number of boxes may vary: the model matches PyTorch at other counts."""
+    import onnxruntime
+
+    module = PsRoiPool(2, 0.5).eval()
+    path = str(tmp_path / "m.onnx")
+    export_dynamic(module, (xps, ps_rois()), path, {"x": [0], "rois": [0]})
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    x3, r3 = torch.randn(3, 8, 12, 12), rois(9, 3, 24.0)
+    got = session.run(None, {"x": x3.numpy(), "rois": r3.numpy()})[0]
+    with torch.no_grad():
+        want = module(x3, r3).numpy()
+    assert got.shape == want.shape
+    assert abs(got - want).max() <= 1e-4 * (1 + abs(want).max())

@@ -7,6 +7,7 @@ import io
 from typing import Optional, Tuple
 
 import pytest
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -87,9 +88,16 @@ def test_attribute_assigned_in_a_branch():
         torch.testing.assert_close(torch.from_numpy(ort), AssignInBranch()(x))
 
 
-def test_attribute_assigned_in_a_loop_is_refused_by_name():
-    with pytest.raises(torch2onnx.errors.OnnxExporterError, match="'state' inside a loop"):
-        torch2onnx.export(torch.jit.script(AssignInLoop()), (x23, 2), io.BytesIO())
+def test_attribute_assigned_in_a_loop():
+    """The Loop carries the attribute's value (issue 43; it was refused): read
+    in the body, and after the loop, as PyTorch reads it (each input compared
+    with a fresh module, whose state starts at zero)."""
+    buf = io.BytesIO()
+    torch2onnx.export(torch.jit.script(AssignInLoop()), (x23, 2), buf, input_names=["x", "n"])
+    session = onnxruntime.InferenceSession(buf.getvalue())
+    for x, n in ((x23, 2), (x23 * 3, 5), (-x23, 0)):
+        (ort,) = session.run(None, {"x": x.numpy(), "n": np.array(n)})
+        torch.testing.assert_close(torch.from_numpy(ort), AssignInLoop()(x, n))
 
 
 class LSTMModel(nn.Module):

@@ -40,10 +40,13 @@ struct ValueType {
   DType dtype = DType::Undefined;  // element dtype (of the tensors, for a sequence)
   bool has_shape = false;          // rank known (of the tensor, for an optional)
   std::vector<Dim> shape;
+  // Its rank is decided at run time (a squeeze of a dim that may or may not be
+  // 1): never given the example's rank (has_shape stays false).
+  bool rank_varies = false;
 
-  static ValueType tensor(DType dt) { return ValueType{Kind::Tensor, dt, false, {}}; }
+  static ValueType tensor(DType dt) { return ValueType{Kind::Tensor, dt, false, {}, false}; }
   static ValueType tensor(DType dt, const std::vector<int64_t>& dims);
-  static ValueType sequence(DType dt) { return ValueType{Kind::Sequence, dt, false, {}}; }
+  static ValueType sequence(DType dt) { return ValueType{Kind::Sequence, dt, false, {}, false}; }
   static ValueType optional(ValueType element) {
     element.kind = Kind::Optional;
     return element;

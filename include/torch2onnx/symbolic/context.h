@@ -157,6 +157,11 @@ class SymbolicContext {
   // Why some sizes are not known to be static or dynamic (the run at other
   // sizes stopped early), for the message of a lowering that needs one.
   void set_dynamic_note(const std::string* note) { dynamic_note_ = note; }
+  // Whether the outputs' ranks are the program's (a .pt2, whose guards fixed
+  // every size test) rather than one example run's (a trace: an op whose
+  // result rank depends on a size, squeeze, decides it at run time).
+  void set_output_ranks_fixed(bool fixed) { output_ranks_fixed_ = fixed; }
+  bool output_ranks_fixed() const { return output_ranks_fixed_; }
   size_t num_outputs() const { return outputs_info_.size(); }
   const OutputInfo& out_info(size_t k = 0) const;
   ir::DType out_dtype(size_t k = 0) const { return out_info(k).dtype; }
@@ -198,6 +203,7 @@ class SymbolicContext {
   mutable std::map<size_t, std::vector<int64_t>> inferred_sizes_;
   std::vector<OutputInfo> outputs_info_;
   std::vector<OutputSlot> results_;
+  bool output_ranks_fixed_ = false;
   ir::Graph* graph_;
   int64_t opset_;
   ArgMaterializer* materializer_;

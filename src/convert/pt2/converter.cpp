@@ -190,6 +190,7 @@ std::vector<OutputSlot> ProgramConverter::node_results(const Node& n) {
   for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
   SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
   ctx.set_dynamic_export(true);  // (tensor arguments say which of their sizes are symbolic)
+  ctx.set_output_ranks_fixed(true);
   run_symbolic(*fn, ctx, n.op, where(n));
   return ctx.results();
 }

@@ -33,6 +33,22 @@ ir::Value* Converter::value_or_placeholder(const TValue* v, std::pair<ir::DType,
   return placeholder(graph_, type.first, type.second);
 }
 
+// For an Optional that is None on one path, a value of the same type to
+// carry where it is None (never read there: its is-present flag says so):
+// `other`, the value on the other path, when it is a tensor defined in
+// `enclosing` or around it, so that both paths' types agree and the dims'
+// names reach the output (torch.onnx types the None like the other path).
+ir::Value* Converter::stand_in(const TValue* other, ir::Graph* enclosing, ir::DType dt) {
+  if (!other || is_none_slot(other) || !slots_.count(other)) return nullptr;
+  const Slot& s = get_slot(other);
+  if (s.kind != Slot::Kind::Value || !s.value || s.value->type().kind != ir::ValueType::Kind::Tensor ||
+      s.value->type().dtype != dt)
+    return nullptr;
+  for (ir::Graph* g = enclosing; g; g = g->parent())
+    if (g == s.value->graph()) return s.value;
+  return nullptr;
+}
+
 bool Converter::convert_optional_test(Node* n) {
   if (!is_optional_test(n)) return false;
   const Slot& a = get_slot(n->input(0));
@@ -68,7 +84,14 @@ void Converter::branch_outputs(ir::Graph* g, torch::jit::Block* b, Node* n) {
       g->add_output(local(to_sequence(get_slot(b->outputs()[i]), dt, b->outputs()[i], n), g));
       continue;
     }
-    g->add_output(local(value_or_placeholder(b->outputs()[i], if_output_type(n, i), "an If output"), g));
+    const auto type = if_output_type(n, i);
+    ir::Value* v = nullptr;
+    if (is_none_slot(b->outputs()[i])) {
+      torch::jit::Block* other = n->blocks()[b == n->blocks()[0] ? 1 : 0];
+      v = stand_in(other->outputs()[i], g->parent(), type.first);
+    }
+    if (!v) v = value_or_placeholder(b->outputs()[i], type, "an If output");
+    g->add_output(local(v, g));
   }
 }
 
@@ -137,6 +160,13 @@ std::pair<ir::DType, int64_t> Converter::carried_type(Node* n, size_t k) {
   return type;
 }
 
+// Whether v is defined outside node n (not in one of its blocks).
+bool Converter::defined_outside(const TValue* v, const Node* n) {
+  for (const torch::jit::Block* b = v->node()->owningBlock(); b; b = b->owningNode() ? b->owningNode()->owningBlock() : nullptr)
+    if (b->owningNode() == n) return false;
+  return true;
+}
+
 void Converter::convert_loop(Node* n) {
   torch::jit::Block* body_block = n->blocks()[0];
   const size_t carried = n->inputs().size() - 2;
@@ -159,8 +189,12 @@ void Converter::convert_loop(Node* n) {
     if (dt == ir::DType::Undefined) dt = example_dtype(n->input(2 + k));
     if (dt == ir::DType::Undefined) dt = carried_type(n, k).first;  // None in the example: the body's tensor
     types.push_back(dt);
-    // (a value a loop sets before it is read, e.g. the result of an early return, starts as a placeholder)
-    inits.push_back(value_or_placeholder(n->input(2 + k), carried_type(n, k), "a loop-carried value"));
+    // (a value a loop sets before it is read, e.g. the result of an early return, starts as a placeholder;
+    // None at first, what the body sets it to when that is defined before the loop)
+    ir::Value* init = is_none_slot(n->input(2 + k)) && defined_outside(body_block->outputs()[1 + k], n)
+                          ? stand_in(body_block->outputs()[1 + k], graph_, dt)
+                          : nullptr;
+    inits.push_back(init ? init : value_or_placeholder(n->input(2 + k), carried_type(n, k), "a loop-carried value"));
   }
   // An Optional carried value also carries whether it holds a value (after the others).
   std::vector<size_t> flagged;
@@ -192,8 +226,10 @@ void Converter::convert_loop(Node* n) {
     body->add_output(local(single_value(body_block->outputs()[0], ir::DType::Bool, "a loop condition"), body.get()));
     for (size_t k = 0; k < carried; ++k) {
       const TValue* out = body_block->outputs()[1 + k];
-      ir::Value* v = is_list[k] ? to_sequence(get_slot(out), types[k], out, n)
-                                : value_or_placeholder(out, carried_type(n, k), "a loop-carried value");
+      ir::Value* v = nullptr;
+      if (is_list[k]) v = to_sequence(get_slot(out), types[k], out, n);
+      else if (is_none_slot(out)) v = stand_in(body_block->inputs()[1 + k], body.get(), types[k]);  // (the value carried in)
+      if (!v) v = value_or_placeholder(out, carried_type(n, k), "a loop-carried value");
       body->add_output(local(v, body.get()));
     }
     for (size_t k : flagged) body->add_output(local(presence(body_block->outputs()[1 + k]), body.get()));

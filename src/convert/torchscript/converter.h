@@ -121,6 +121,8 @@ class Converter : public ConstantMemo {
   // not set yet), an empty tensor of `type` stands in: never read, it only
   // gives If/Loop outputs one type on every path.
   ir::Value* value_or_placeholder(const TValue* v, std::pair<ir::DType, int64_t> type, const char* what);
+  ir::Value* stand_in(const TValue* other, ir::Graph* enclosing, ir::DType dt);
+  static bool defined_outside(const TValue* v, const Node* n);
 
   // `x is None` / `x is not None` on an Optional that an If left None on some path.
   // Elsewhere an Optional is None on every path (a None slot) or on none (a value).
@@ -147,6 +149,8 @@ class Converter : public ConstantMemo {
 
   // elems[start:end:step] with Python's rules for omitted and negative bounds.
   std::vector<Slot> python_slice(const std::vector<Slot>& elems, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step, Node* n);
+  Slot sequence_slice(Node* n, ir::Value* seq, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
+                      ir::DType dt);
   void convert_list_op(Node* n);
   Slot list_contains(Node* n, const Slot& list, const std::vector<Slot>& elems, bool fixed, ir::DType dt);
 

@@ -103,6 +103,19 @@ void Converter::convert_list_op(Node* n) {
     Slot other = get_slot(n->input(1));
     const bool other_fixed = other.kind == Slot::Kind::List ||
                              (other.kind == Slot::Kind::Constant && (other.constant.isList() || other.constant.isTuple()));
+    if (!other_fixed && fixed && other.kind == Slot::Kind::Sequence) {  // [a, b] + l: a, b inserted in front
+      ir::Value* seq = other.value;
+      for (size_t i = 0; i < elems.size(); ++i) {
+        ir::Value* pos = graph_->create_node("Constant", {}, 1,
+                                             {{"value", ir::Tensor::scalar_int(ir::DType::Int64, static_cast<int64_t>(i))}})
+                             ->output(0);
+        pos->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
+        seq = graph_->create_node("SequenceInsert", {seq, element_value(elems[i], dt), pos}, 1)->output(0);
+        seq->set_type(ir::ValueType::sequence(dt));
+      }
+      slot_of(n->output()) = sequence_slot(seq);
+      return;
+    }
     if (!other_fixed)
       throw Error(Error::Kind::Conversion, "concatenating a list of run-time length (in " +
                                                torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
@@ -152,9 +165,6 @@ void Converter::convert_list_op(Node* n) {
       slot_of(n->output()) = value_slot(item);
     }
   } else if (k == c10::aten::slice) {  // l[start:end:step]
-    if (!fixed)
-      throw Error(Error::Kind::Conversion, "slicing a list of run-time length (in " +
-                                               torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
     auto bound = [&](size_t i) -> std::optional<int64_t> {
       const Slot& s = get_slot(n->input(i));
       if (s.kind == Slot::Kind::Constant && s.constant.isNone()) return std::nullopt;
@@ -162,6 +172,11 @@ void Converter::convert_list_op(Node* n) {
       throw Error(Error::Kind::Conversion, "a list slice bound computed at run time (in " +
                                                torch_side::describe_origin(*origins_.of(n)) + ") cannot be exported");
     };
+    if (!fixed) {
+      slot_of(n->output()) = sequence_slice(n, to_sequence(list, dt, n->input(0), n), bound(1), bound(2),
+                                            bound(3).value_or(1), dt);
+      return;
+    }
     slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr,
                                 python_slice(elems, bound(1), bound(2), bound(3).value_or(1), n), next_id_++};
   } else if (k == c10::aten::_set_item) {
@@ -186,6 +201,57 @@ void Converter::convert_list_op(Node* n) {
       slot_of(n->output()) = sequence_slot(out);
     }
   }
+}
+
+// l[start:end] of a list of run-time length, for the constant bounds list
+// edits make (pop, del, insert: l[:i], l[i+1:], l[:-1]): a prefix or suffix of
+// constant length is its elements (SequenceAt), a list without a constant
+// number of leading or trailing elements is the sequence with them erased.
+// (A prefix or suffix longer than the list fails in ONNX Runtime: Python
+// would clamp it.)
+Slot Converter::sequence_slice(Node* n, ir::Value* seq, std::optional<int64_t> start, std::optional<int64_t> end,
+                               int64_t step, ir::DType dt) {
+  auto refuse = [&]() -> Slot {
+    throw Error(Error::Kind::Conversion, "slicing a list of run-time length (in " +
+                                             torch_side::describe_origin(*origins_.of(n)) +
+                                             ") cannot be exported but for l[:k], l[k:], l[:-k] and l[-k:]");
+  };
+  constexpr int64_t kMaxUnrolled = 64;
+  auto int_const = [&](int64_t v) {
+    ir::Value* c = graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Int64, v)}})
+                       ->output(0);
+    c->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
+    return c;
+  };
+  auto at = [&](int64_t i) {
+    ir::Value* item = graph_->create_node("SequenceAt", {seq, int_const(i)}, 1)->output(0);
+    item->type().dtype = dt;
+    return value_slot(item);
+  };
+  auto erase = [&](int64_t pos, int64_t times) {
+    ir::Value* s = seq;
+    for (int64_t i = 0; i < times; ++i) {
+      s = graph_->create_node("SequenceErase", {s, int_const(pos)}, 1)->output(0);
+      s->set_type(ir::ValueType::sequence(dt));
+    }
+    return sequence_slot(s);
+  };
+  if (step != 1) return refuse();
+  const int64_t from = start.value_or(0);
+  if (from == 0 && !end) return sequence_slot(seq);
+  if (from == 0 && end && *end >= 0 && *end <= kMaxUnrolled) {  // l[:k]
+    std::vector<Slot> elems;
+    for (int64_t i = 0; i < *end; ++i) elems.push_back(at(i));
+    return Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+  }
+  if (from == 0 && end && *end < 0 && -*end <= kMaxUnrolled) return erase(-1, -*end);  // l[:-k]
+  if (!end && from > 0 && from <= kMaxUnrolled) return erase(0, from);                 // l[k:]
+  if (!end && from < 0 && -from <= kMaxUnrolled) {                                     // l[-k:]
+    std::vector<Slot> elems;
+    for (int64_t i = from; i < 0; ++i) elems.push_back(at(i));
+    return Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+  }
+  return refuse();
 }
 
 // `x in l` of numbers: a constant when everything is, else whether some
