@@ -1,9 +1,8 @@
 #include "convert/subgraph.h"
 
-#include "serialize/infer_node.h"
-
 #include <vector>
 
+#include "serialize/infer_node.h"
 #include "torch2onnx/options.h"
 
 namespace torch2onnx::convert {

@@ -30,6 +30,19 @@ ir::Value* squeeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t
   return ctx.op("Squeeze", {v}, {{"axes", axes}});
 }
 
+void settle_squeeze_by_output_rank(const SymbolicContext& ctx, int64_t rank, std::vector<int64_t>& axes,
+                                   std::vector<int64_t>& varying) {
+  if (varying.empty() || !ctx.output_ranks_fixed() || ctx.out_info(0).rank() < 0) return;
+  const int64_t gone = rank - ctx.out_info(0).rank();
+  if (gone == static_cast<int64_t>(axes.size())) {
+    varying.clear();  // (the program keeps them: its guards say they are not 1)
+  } else if (gone == static_cast<int64_t>(axes.size() + varying.size())) {
+    axes.insert(axes.end(), varying.begin(), varying.end());
+    std::sort(axes.begin(), axes.end());
+    varying.clear();
+  }
+}
+
 ir::Value* reduce(SymbolicContext& ctx, const std::string& op, ir::Value* v, const std::vector<int64_t>& axes,
                   bool keepdims) {
   const int64_t kd = keepdims ? 1 : 0;

@@ -3,7 +3,6 @@
 // reshape/view, flatten, (un)squeeze, select, slice, cat, stack, flip, and
 // the identities (clone, contiguous, detach, resolve_conj, ...). The pair
 // axis stays last; every op works on the complex axes in front of it.
-#include <algorithm>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -105,16 +104,7 @@ void squeeze(SymbolicContext& ctx) {
     else if (sizes[static_cast<size_t>(d)] == 1)
       axes.push_back(d);
   }
-  if (!dynamic.empty() && ctx.output_ranks_fixed() && ctx.out_info(0).rank() >= 0) {
-    const int64_t gone = r - ctx.out_info(0).rank();
-    if (gone == static_cast<int64_t>(axes.size())) {
-      dynamic.clear();  // (the program keeps them: its guards say they are not 1)
-    } else if (gone == static_cast<int64_t>(axes.size() + dynamic.size())) {
-      axes.insert(axes.end(), dynamic.begin(), dynamic.end());
-      std::sort(axes.begin(), axes.end());
-      dynamic.clear();
-    }
-  }
+  helpers::settle_squeeze_by_output_rank(ctx, r, axes, dynamic);
   if (!dynamic.empty()) ctx.static_dim(0, dynamic[0]);  // (fails: the dim need not stay as it is)
   ir::Value* p = pair_in(ctx, 0, rt_of(ctx));
   ctx.out(axes.empty() ? p : helpers::squeeze(ctx, p, axes));

@@ -2,7 +2,6 @@
 // transpose/permute, expand, repeat, size/numel, pixel (un)shuffle.
 // Sizes read from tensors stay computations (Shape/Gather/...), folded to
 // constants later only where the shape is static.
-#include <algorithm>
 #include <limits>
 
 #include "serialize/infer_node.h"
@@ -111,8 +110,9 @@ void unflatten(SymbolicContext& ctx) {
 // aten::squeeze(self[, dim]): only dims of size 1 go, others are left alone
 // -- a rule PyTorch applies at run time. A static dim is decided now; one
 // that varies (with the export's dynamic axes, or with input values) is
-// tested at run time, its size in the example notwithstanding: the result's rank is then the run's
-// (Shape, a mask of the dims that are 1, Compress, Reshape), as PyTorch's is.
+// tested at run time, its size in the example notwithstanding: the result's
+// rank is then the run's (Shape, a mask of the dims that are 1, Compress,
+// Reshape), as PyTorch's is.
 // A .pt2 program fixed the result's rank with its guards: that decides.
 void squeeze(SymbolicContext& ctx) {
   const int64_t rank = ctx.rank(0);
@@ -144,16 +144,7 @@ void squeeze(SymbolicContext& ctx) {
     else if (sizes[static_cast<size_t>(i)] == 1)
       axes.push_back(i);
   }
-  if (!at_run_time.empty() && ctx.output_ranks_fixed() && ctx.out_info(0).rank() >= 0) {
-    const int64_t gone = rank - ctx.out_info(0).rank();
-    if (gone == static_cast<int64_t>(axes.size())) {
-      at_run_time.clear();  // the program keeps them (its guards say they are not 1)
-    } else if (gone == static_cast<int64_t>(axes.size() + at_run_time.size())) {
-      axes.insert(axes.end(), at_run_time.begin(), at_run_time.end());
-      std::sort(axes.begin(), axes.end());
-      at_run_time.clear();
-    }
-  }
+  helpers::settle_squeeze_by_output_rank(ctx, rank, axes, at_run_time);
   if (at_run_time.empty()) {
     ctx.out(axes.empty() ? self : helpers::squeeze(ctx, self, axes));
     return;

@@ -18,6 +18,11 @@ int64_t normalize_dim(const SymbolicContext& ctx, int64_t dim, int64_t rank);
 
 ir::Value* unsqueeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes);
 ir::Value* squeeze(SymbolicContext& ctx, ir::Value* v, const std::vector<int64_t>& axes);
+// A squeeze's dims that may or may not be 1 at run time (`varying`), settled
+// where a .pt2 program's guards fixed the result's rank: all kept (cleared)
+// or all squeezed (moved into `axes`, kept sorted); untouched otherwise.
+void settle_squeeze_by_output_rank(const SymbolicContext& ctx, int64_t rank, std::vector<int64_t>& axes,
+                                   std::vector<int64_t>& varying);
 // ReduceSum/ReduceMean/ReduceMax/...; empty axes = all axes.
 ir::Value* reduce(SymbolicContext& ctx, const std::string& op, ir::Value* v, const std::vector<int64_t>& axes,
                   bool keepdims);

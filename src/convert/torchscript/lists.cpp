@@ -54,6 +54,13 @@ ir::Value* Converter::cast_value(ir::Value* v, ir::DType dt) {
   return ctx.cast(v, dt);
 }
 
+ir::Value* Converter::int64_constant(int64_t v) {
+  ir::Value* c = graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Int64, v)}})
+                     ->output(0);
+  c->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
+  return c;
+}
+
 Slot Converter::value_slot(ir::Value* v) {
   return Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
 }
@@ -106,10 +113,7 @@ void Converter::convert_list_op(Node* n) {
     if (!other_fixed && fixed && other.kind == Slot::Kind::Sequence) {  // [a, b] + l: a, b inserted in front
       ir::Value* seq = other.value;
       for (size_t i = 0; i < elems.size(); ++i) {
-        ir::Value* pos = graph_->create_node("Constant", {}, 1,
-                                             {{"value", ir::Tensor::scalar_int(ir::DType::Int64, static_cast<int64_t>(i))}})
-                             ->output(0);
-        pos->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
+        ir::Value* pos = int64_constant(static_cast<int64_t>(i));
         seq = graph_->create_node("SequenceInsert", {seq, element_value(elems[i], dt), pos}, 1)->output(0);
         seq->set_type(ir::ValueType::sequence(dt));
       }
@@ -190,7 +194,7 @@ void Converter::convert_list_op(Node* n) {
       ir::Value* seq = to_sequence(list, dt, n->input(0), n);
       ir::Value* pos = int_value(n->input(1));
       ir::Value* len = graph_->create_node("SequenceLength", {seq}, 1)->output(0);
-      ir::Value* zero = cast_value(graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Int64, 0)}})->output(0), ir::DType::Int64);
+      ir::Value* zero = int64_constant(0);
       ir::Value* neg = graph_->create_node("Less", {pos, zero}, 1)->output(0);
       ir::Value* wrapped = graph_->create_node("Add", {pos, len}, 1)->output(0);
       pos = graph_->create_node("Where", {neg, wrapped, pos}, 1)->output(0);
@@ -217,21 +221,15 @@ Slot Converter::sequence_slice(Node* n, ir::Value* seq, std::optional<int64_t> s
                                              ") cannot be exported but for l[:k], l[k:], l[:-k] and l[-k:]");
   };
   constexpr int64_t kMaxUnrolled = 64;
-  auto int_const = [&](int64_t v) {
-    ir::Value* c = graph_->create_node("Constant", {}, 1, {{"value", ir::Tensor::scalar_int(ir::DType::Int64, v)}})
-                       ->output(0);
-    c->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
-    return c;
-  };
   auto at = [&](int64_t i) {
-    ir::Value* item = graph_->create_node("SequenceAt", {seq, int_const(i)}, 1)->output(0);
+    ir::Value* item = graph_->create_node("SequenceAt", {seq, int64_constant(i)}, 1)->output(0);
     item->type().dtype = dt;
     return value_slot(item);
   };
   auto erase = [&](int64_t pos, int64_t times) {
     ir::Value* s = seq;
     for (int64_t i = 0; i < times; ++i) {
-      s = graph_->create_node("SequenceErase", {s, int_const(pos)}, 1)->output(0);
+      s = graph_->create_node("SequenceErase", {s, int64_constant(pos)}, 1)->output(0);
       s->set_type(ir::ValueType::sequence(dt));
     }
     return sequence_slot(s);
