@@ -354,6 +354,8 @@ ir::Value* SymbolicContext::elem(size_t idx, size_t k) {
 ir::Value* SymbolicContext::ints_value(size_t idx) {
   const Arg& a = arg(idx);
   if (a.constant && (a.is_list() || a.kind == Arg::Kind::Int)) return const_ints(is(idx));
+  if (a.value && a.value->type().kind == ir::ValueType::Kind::Sequence)  // a list of run-time length
+    return cast(op("ConcatFromSequence", {a.value}, {{"axis", int64_t{0}}, {"new_axis", int64_t{1}}}), ir::DType::Int64);
   if (a.value) return cast(a.value, ir::DType::Int64);
   if (a.is_list()) {
     std::vector<ir::Value*> parts;

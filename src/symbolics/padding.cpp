@@ -80,8 +80,23 @@ ir::Value* pad_constant_list(SymbolicContext& ctx, ir::Value* x, DType dt, const
 ir::Value* pad_dynamic(SymbolicContext& ctx, ir::Value* x, DType dt, size_t pads_idx, const std::string& mode,
                        double value, const PadSupport& sup) {
   const Arg& a = ctx.arg(pads_idx);
-  if (!a.is_list() || a.elements.empty()) ctx.fail("a padding list of unknown length is not supported");
   const int64_t rank = ctx.rank(0);
+  if (a.is_list() && a.elements.empty() && a.value) {
+    // A list of run-time length L (a scripted List[int] input): zeros up to
+    // 2 * rank (an odd L or L > 2 * rank fails at run time, as in PyTorch),
+    // pairs from the first dim on, begins then ends.
+    ir::Value* given = ctx.ints_value(pads_idx);
+    ir::Value* missing = ctx.op("Sub", {ctx.const_ints({2 * rank}), ctx.op("Shape", {given})});
+    ir::Value* zeros = ctx.op("ConstantOfShape", {missing}, {{"value", ir::Tensor::from_int64s({0}, {1})}});
+    ir::Value* p = helpers::reshape(ctx, ctx.op("Concat", {given, zeros}, {{"axis", int64_t{0}}}), {rank, 2});
+    p = helpers::slice(ctx, p, {0}, {-1}, {std::numeric_limits<int64_t>::min()}, {-1});
+    p = helpers::reshape(ctx, ctx.op("Transpose", {p}, {{"perm", std::vector<int64_t>{1, 0}}}), {-1});
+    const DType work = pad_dtype(dt, sup);
+    std::vector<ir::Value*> ins{ctx.cast(x, work), p};
+    if (mode == "constant") ins.push_back(ctx.constant(ir::Tensor::scalar(dt, value).converted(work)));
+    return ctx.cast(ctx.op("Pad", ins, {{"mode", mode}}), dt);
+  }
+  if (!a.is_list() || a.elements.empty()) ctx.fail("a padding list of unknown length is not supported");
   const int64_t k = static_cast<int64_t>(a.elements.size()) / 2;
   if (a.elements.size() % 2 || k > rank) ctx.fail("bad padding list length " + std::to_string(a.elements.size()));
   ir::Value* p = helpers::reshape(ctx, ctx.ints_value(pads_idx), {k, 2});
@@ -128,7 +143,8 @@ ir::Value* pad_any(SymbolicContext& ctx, size_t pads_idx, const std::string& mod
   ir::Value* x = ctx.in(0);
   const DType dt = ctx.dtype(0);
   const Arg& pa = ctx.arg(pads_idx);
-  bool constant_pads = pa.constant || (pa.is_list() && std::all_of(pa.elements.begin(), pa.elements.end(),
+  const bool run_time_length = pa.is_list() && pa.elements.empty() && pa.value;
+  bool constant_pads = pa.constant || (pa.is_list() && !run_time_length && std::all_of(pa.elements.begin(), pa.elements.end(),
                                                                    [](const Arg& e) { return e.constant; }));
   if (mode == "circular") {
     const std::vector<int64_t> pads = ctx.is(pads_idx);

@@ -48,22 +48,54 @@ struct Binder {
   // (tuples, lists, number conversions) go before it, in the order they are
   // made, so a nested tuple's parts come before the tuple.
   torch::jit::Node* anchor = graph.block()->nodes().front();
-  bool is_default = false;  // the argument being bound is its parameter's default value
+  int opset = 0;
 
   [[noreturn]] void mismatch(const std::string& name, const c10::TypePtr& expected, const c10::IValue& got) {
     throw Error(Error::Kind::Args, "example arg '" + name + "' does not fit the model: forward() expects " +
                                        expected->repr_str() + ", got " + describe(got));
   }
 
-  Value* new_tensor_input(const std::string& name, const at::Tensor& t, bool optional = false) {
+  using Form = TorchGraph::InputForm;
+
+  Value* new_tensor_input(const std::string& name, const at::Tensor& t, Form form = Form::Tensor) {
     Value* in = graph.insertInput(insert_at++, name);
-    in->setType(c10::TensorType::get());
+    // An optional input keeps its Optional type from opset 15 (ONNX's
+    // optional type): its `is None` tests stay run-time tests (the caller
+    // may leave it unfed). Below, a tensor input that always stays.
+    in->setType(form == Form::Optional && opset >= 15
+                    ? static_cast<c10::TypePtr>(c10::OptionalType::create(c10::TensorType::get()))
+                    : c10::TensorType::get());
     tg.user_inputs.push_back(in);
     tg.user_input_names.push_back(name);
-    tg.user_input_optional.push_back(optional);
+    tg.user_input_forms.push_back(form);
     // A copy, so in-place ops in the example run never touch the caller's tensor.
     tg.example_inputs.push_back(t.detach().clone());
     return in;
+  }
+
+  // The 1-D tensor of a list of numbers or of 0-d tensors; none for anything else.
+  static std::optional<at::Tensor> number_list(const c10::IValue& arg, at::ScalarType st) {
+    std::vector<at::Tensor> parts;
+    for (const c10::IValue& e : arg.toListRef()) {
+      if (e.isInt() || e.isDouble()) {
+        parts.push_back(at::scalar_tensor(e.toScalar(), st));
+      } else if (e.isTensor() && e.toTensor().dim() == 0 && !e.toTensor().is_quantized() &&
+                 !e.toTensor().is_complex() && e.toTensor().scalar_type() != at::kBool) {
+        parts.push_back(e.toTensor().detach().to(st));
+      } else {
+        return std::nullopt;
+      }
+    }
+    return parts.empty() ? at::empty({0}, at::TensorOptions().dtype(st)) : at::stack(parts);
+  }
+
+  Value* number_list_input(const std::string& name, const at::Tensor& numbers, bool ints) {
+    Value* in = new_tensor_input(name, numbers, Form::NumberList);
+    torch::jit::WithInsertPoint guard(anchor);
+    torch::jit::Node* n = graph.insertNode(
+        graph.create(c10::prim::tolist, {in, graph.insertConstant(int64_t{1}), graph.insertConstant(int64_t{ints ? 0 : 1})}, 1));
+    n->output()->setType(ints ? c10::ListType::ofInts() : c10::ListType::ofFloats());
+    return n->output();
   }
 
   // A quantized tensor is three inputs, as torch.onnx has it: its integers,
@@ -84,9 +116,12 @@ struct Binder {
   // Returns the value that stands for `arg` inside the graph.
   Value* bind(const c10::TypePtr& type, const c10::IValue& arg, const std::string& name) {
     const auto kind = type->kind();
+    // A scripted forward()'s Optional[Tensor] parameter given a tensor (its
+    // default one too): an optional graph input, as torch.onnx makes it,
+    // None where the caller leaves it unfed.
     if (kind == c10::TypeKind::OptionalType && arg.isTensor() && !arg.toTensor().is_quantized() &&
         type->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType)
-      return new_tensor_input(name, arg.toTensor(), /*optional=*/!is_default);
+      return new_tensor_input(name, arg.toTensor(), Form::Optional);
     if (kind == c10::TypeKind::OptionalType && !arg.isNone())  // Optional[Tuple[Tensor, Tensor]] given a tuple
       return bind(type->expectRef<c10::OptionalType>().getElementType(), arg, name);
     if (kind == c10::TypeKind::UnionType) {  // Union[Tensor, List[Tensor]]: as the member the example is
@@ -115,6 +150,15 @@ struct Binder {
         parts.push_back(bind(types[i], elems[i], name + "." + std::to_string(i)));
       torch::jit::WithInsertPoint guard(anchor);
       return graph.insertNode(graph.createTuple(parts))->output();
+    }
+    // A scripted forward()'s List[int] / List[float] parameter given numbers
+    // (or 0-d tensors): an input, as torch.onnx makes it (a sequence whose
+    // length and values the caller gives), read through prim::tolist.
+    if (arg.isList() && kind == c10::TypeKind::ListType && opset >= 11) {
+      const auto elem = type->expectRef<c10::ListType>().getElementType()->kind();
+      if (elem == c10::TypeKind::IntType || elem == c10::TypeKind::FloatType)
+        if (auto numbers = number_list(arg, elem == c10::TypeKind::IntType ? at::kLong : at::kDouble))
+          return number_list_input(name, *numbers, elem == c10::TypeKind::IntType);
     }
     if (arg.isList() && kind == c10::TypeKind::ListType) {
       // A list of tensors, of tuples of tensors (a KV cache as optimum passes
@@ -167,8 +211,8 @@ struct Binder {
                                                      : c10::FloatType::get());
       return n->output();
     }
-    // Numbers, strings, None, lists of numbers: constants. A tensor the
-    // caller passed never becomes one.
+    // Numbers, strings, None, lists of numbers below opset 11: constants. A
+    // tensor the caller passed never becomes one.
     if (kind == c10::TypeKind::TensorType && !arg.isNone()) mismatch(name, type, arg);
     if (holds_tensor(arg)) mismatch(name, type, arg);
     torch::jit::WithInsertPoint guard(anchor);
@@ -180,7 +224,7 @@ struct Binder {
 
 }  // namespace
 
-void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const TorchContext&) {
+void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const TorchContext& ctx) {
   Graph& graph = *tg.graph;
   const size_t n_user = graph.inputs().size() - tg.params.size();
   std::vector<c10::IValue> args = args_in;
@@ -201,12 +245,10 @@ void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const 
   // Original inputs, bound one by one; the flat inputs are inserted before them.
   std::vector<Value*> originals(graph.inputs().begin(), graph.inputs().begin() + static_cast<std::ptrdiff_t>(n_user));
   Binder binder{tg, graph};
+  binder.opset = ctx.options.opset_version;
   for (size_t i = 0; i < n_user; ++i) {
     Value* orig = originals[i];
     std::string name = i < tg.input_arg_names.size() ? tg.input_arg_names[i] : orig->debugName();
-    // (the parameter's own default, which the Python side fills in for an argument not given)
-    const auto* dflt = i < tg.input_defaults.size() && tg.input_defaults[i] ? &*tg.input_defaults[i] : nullptr;
-    binder.is_default = dflt && dflt->isTensor() && args[i].isTensor() && dflt->toTensor().is_same(args[i].toTensor());
     Value* bound = binder.bind(orig->type(), args[i], name);
     orig->replaceAllUsesWith(bound);
   }

@@ -130,12 +130,13 @@ bool fixed_for_export(const Node* n) {
   if (kind == "aten::__is__" || kind == "aten::__isnot__") {
     // ... except `y is None` on an Optional that an If or a Loop sets on some
     // paths only: the data decides (`y = None; if c: y = x`; in a loop body,
-    // the carried value).
+    // the carried value), and on a scripted forward()'s Optional[Tensor]
+    // parameter, an optional graph input the caller may leave unfed.
     for (const Value* v : n->inputs()) {
       if (v->type()->kind() != c10::TypeKind::OptionalType) continue;
       const Node* p = v->node();
       if (p->kind() == c10::prim::If || p->kind() == c10::prim::Loop) return false;
-      if (p->kind() == c10::prim::Param && p->owningBlock()->owningNode()) return false;  // a loop body's input
+      if (p->kind() == c10::prim::Param) return false;  // a loop body's input, or an optional graph input
     }
     return true;
   }

@@ -52,9 +52,14 @@ struct TorchGraph {
   // Graph inputs: the user's flattened tensor inputs, then the parameters.
   std::vector<torch::jit::Value*> user_inputs;
   std::vector<std::string> user_input_names;  // from the forward() signature
-  // Per user input: its forward() parameter is Optional[Tensor] (a scripted
-  // model's test of it stays in the graph, in torch.onnx: it stays an input).
-  std::vector<bool> user_input_optional;
+  // What each user input stands for in a scripted forward(), as torch.onnx
+  // makes them. Optional: an Optional[Tensor] parameter; it stays an input,
+  // and from opset 15 its value keeps the Optional type (an ONNX optional
+  // input the caller may leave unfed). NumberList: a List[int] / List[float]
+  // parameter; its example is the 1-D tensor of the numbers, read through
+  // prim::tolist, and the ONNX input is a sequence of 0-d tensors.
+  enum class InputForm { Tensor, Optional, NumberList };
+  std::vector<InputForm> user_input_forms;
   std::vector<at::Tensor> example_inputs;     // aligned with user_inputs
   std::vector<Param> params;                  // state_dict order
 

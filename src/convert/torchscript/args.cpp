@@ -120,7 +120,7 @@ Arg Converter::arg_from_slot(const Slot& s, const c10::TypePtr& type, const Exam
   a.id = s.id;
   a.kind = type ? kind_of_type(type) : Arg::Kind::Other;
   if (s.kind == Slot::Kind::Value) {
-    a.value = s.value;
+    a.value = s.value && s.value->type().kind == ir::ValueType::Kind::Optional ? optional_element(s.value) : s.value;
     if (a.kind == Arg::Kind::Other || a.kind == Arg::Kind::None) a.kind = Arg::Kind::Tensor;
     apply_example(a, info);
     // A value the example never computed (an Optional the example left

@@ -41,8 +41,28 @@ void Converter::make_inputs() {
     const std::string name = interface_.input_name(flat, base);
     ir::ValueType type = input_type(tg_.example_inputs[i]);
     interface_.apply_dynamic_axes(name, type, tg_.example_inputs[i].dim());
+    const bool optional = tg_.user_inputs[i]->type()->kind() == c10::TypeKind::OptionalType;
+    const bool numbers = i < tg_.user_input_forms.size() &&
+                         tg_.user_input_forms[i] == torch_side::TorchGraph::InputForm::NumberList;
+    if (optional) type.kind = ir::ValueType::Kind::Optional;
+    if (numbers) {
+      // A List[int] / List[float]: a sequence of 0-d tensors (as torch.onnx
+      // has it); prim::tolist reads it as it is, anything else as the 1-D tensor.
+      // (bind_inputs makes these from opset 11, ONNX's first with sequences)
+      ir::Value* seq = graph_->add_input(name, ir::ValueType::sequence(type.dtype));
+      ir::Value* flat = graph_->create_node("ConcatFromSequence", {seq}, 1,
+                                            {{"axis", int64_t{0}}, {"new_axis", int64_t{1}}})->output(0);
+      flat->set_type(ir::ValueType::tensor(type.dtype));
+      slot_of(tg_.user_inputs[i]) = value_slot(flat);
+      number_lists_[flat] = seq;
+      continue;
+    }
     ir::Value* v = graph_->add_input(name, type);
-    slot_of(tg_.user_inputs[i]) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+    Slot& s = slot_of(tg_.user_inputs[i]) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+    if (optional) {  // `is None` reads whether it holds a tensor; its readers get the tensor (optional_element)
+      s.present = graph_->create_node("OptionalHasElement", {v}, 1)->output(0);
+      s.present->set_type(ir::ValueType::tensor(ir::DType::Bool, {}));
+    }
   }
   for (const auto& p : tg_.params) {
     if (!p.value->hasUses()) continue;
@@ -100,7 +120,10 @@ void Converter::convert_structural(Node* n) {
     if (i < 0) i += static_cast<int64_t>(elems.size());
     slot_of(n->output()) = elems.at(static_cast<size_t>(i));
   } else if (k == c10::prim::unchecked_cast) {
-    slot_of(n->output()) = get_slot(n->input());
+    const Slot& s = get_slot(n->input());
+    slot_of(n->output()) = s.kind == Slot::Kind::Value && s.value && s.value->type().kind == ir::ValueType::Kind::Optional
+                               ? value_slot(optional_element(s.value))
+                               : s;
   } else if (k == c10::prim::Uninitialized) {  // read on no path: None until a branch or loop sets it
     slot_of(n->output()) = Slot{Slot::Kind::Constant, c10::IValue(), nullptr, {}, next_id_++};
   }
@@ -142,6 +165,12 @@ void Converter::convert_node(Node* n) {
   if (is_list_op(n)) {
     convert_list_op(n);
     return;
+  }
+  if (n->kind() == c10::prim::tolist && get_slot(n->input(0)).kind == Slot::Kind::Value) {
+    if (auto it = number_lists_.find(get_slot(n->input(0)).value); it != number_lists_.end()) {
+      slot_of(n->output()) = sequence_slot(it->second);  // a List[int] / List[float] input, read as it is
+      return;
+    }
   }
   if (convert_optional_test(n) || convert_unseen_dtype(n)) return;
   if (is_structural(n->kind())) {

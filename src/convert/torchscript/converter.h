@@ -144,6 +144,9 @@ class Converter : public ConstantMemo {
   ir::Value* element_value(const Slot& e, ir::DType dt);
   ir::Value* cast_value(ir::Value* v, ir::DType dt);
   Slot value_slot(ir::Value* v);
+  // The tensor an ONNX optional value (an optional graph input) holds, read
+  // in the current graph: OptionalGetElement, where PyTorch reads it.
+  ir::Value* optional_element(ir::Value* v);
   Slot sequence_slot(ir::Value* v);
   ir::Value* int_value(const TValue* v);
 
@@ -198,6 +201,9 @@ class Converter : public ConstantMemo {
   torch_side::OriginTable origins_;
   GraphInterface interface_;
   ir::Graph* graph_ = nullptr;
+  // List[int] / List[float] inputs: the 1-D tensor of the numbers -> the
+  // input sequence itself (what prim::tolist of it gives).
+  std::unordered_map<const ir::Value*, ir::Value*> number_lists_;
   std::unordered_map<const TValue*, Slot> slots_;
   int64_t next_id_ = 0;
 };

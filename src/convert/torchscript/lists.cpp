@@ -65,6 +65,14 @@ Slot Converter::value_slot(ir::Value* v) {
   return Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
 }
 
+ir::Value* Converter::optional_element(ir::Value* v) {
+  ir::Value* out = graph_->create_node("OptionalGetElement", {v}, 1)->output(0);
+  ir::ValueType t = v->type();
+  t.kind = ir::ValueType::Kind::Tensor;
+  out->set_type(t);
+  return out;
+}
+
 Slot Converter::sequence_slot(ir::Value* v) {
   return Slot{Slot::Kind::Sequence, {}, v, {}, next_id_++};
 }
