@@ -191,13 +191,13 @@ ir::Model run_export(torch::jit::Module& module, const std::vector<c10::IValue>&
     if (options.progress) options.progress("converting", 0.0);
     model = convert::convert(*tg, registry, options);
     timer.done("convert");
-    {  // forward()'s Optional[Tensor] and List[number] parameters stay inputs (drop_unused_inputs)
+    {  // inputs that stay whatever folding leaves of their readers (drop_unused_inputs)
       std::vector<const ir::Value*> user;
       for (const ir::Value* v : model.graph->inputs())
         if (!v->is_initializer()) user.push_back(v);
-      if (user.size() == tg->user_input_forms.size())
+      if (user.size() == tg->user_input_kept.size())
         for (size_t i = 0; i < user.size(); ++i)
-          if (tg->user_input_forms[i] != torch_side::TorchGraph::InputForm::Tensor) pass_ctx.kept_inputs.insert(user[i]);
+          if (tg->user_input_kept[i]) pass_ctx.kept_inputs.insert(user[i]);
     }
     if (consume) {
       // The model's initializers now hold the only handles on the weights:

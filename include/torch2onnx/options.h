@@ -39,6 +39,10 @@ struct ExportOptions {
   bool do_constant_folding = true;
   // input/output name -> axes (in the order given).
   std::map<std::string, std::vector<DynamicAxis>> dynamic_axes;
+  // A dynamic_axes key that names no input or output is an error (the CLI,
+  // the C++ API); false: a warning, and the key is ignored, as torch.onnx
+  // does (torch2onnx.export, its drop-in).
+  bool strict_dynamic_axes = true;
   bool keep_initializers_as_inputs = false;
   std::map<std::string, int64_t> custom_opsets;
   // torch.onnx's strip_doc_string=False: each node's doc_string carries its source line.

@@ -49,6 +49,7 @@ py::object& errors_module() {
 
 ExportOptions options_from(const py::dict& d) {
   ExportOptions o;
+  o.strict_dynamic_axes = false;  // torch.onnx's rule: keys that name nothing are ignored, with a warning
   auto has = [&](const char* k) { return d.contains(k) && !py::object(d[k]).is_none(); };
   if (has("opset_version")) o.opset_version = d["opset_version"].cast<int>();
   if (has("export_params")) o.export_params = d["export_params"].cast<bool>();

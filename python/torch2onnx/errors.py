@@ -16,8 +16,14 @@ __all__ = [
 ]
 
 
-class OnnxExporterError(RuntimeError):
-    """Errors raised by the exporter."""
+try:  # code written for torch.onnx catches torch.onnx.errors.OnnxExporterError: ours are ones too
+    from torch.onnx.errors import OnnxExporterError as _TorchOnnxExporterError
+except ImportError:  # pragma: no cover - a torch without torch.onnx
+    _TorchOnnxExporterError = RuntimeError
+
+
+class OnnxExporterError(_TorchOnnxExporterError):
+    """Errors raised by the exporter (a RuntimeError, and a torch.onnx.errors.OnnxExporterError)."""
 
 
 class ExportUsageError(OnnxExporterError, ValueError):

@@ -52,10 +52,26 @@ std::optional<std::string> GraphInterface::axis_name(const std::string& value, i
   return std::nullopt;
 }
 
-void GraphInterface::apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank) {
+void GraphInterface::apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank,
+                                        bool default_name) {
   auto it = options_.dynamic_axes.find(value);
   if (it == options_.dynamic_axes.end()) return;
   used_dynamic_axes_.insert(value);
+  if (default_name && !options_.strict_dynamic_axes) {
+    // An output name torch2onnx chose ("output_1"): keys meant for another
+    // exporter's names (torch.onnx numbers its outputs "5", "15" ...) may
+    // land on it. torch.onnx ignores a key that names no value, with a
+    // warning: the axes that do not fit are ignored the same way.
+    for (const DynamicAxis& a : it->second) {
+      const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
+      if (axis < 0 || axis >= rank) {
+        std::cerr << "torch2onnx: warning: dynamic_axes names '" << value << "', which is the default name of an "
+                  << "output with " << rank << " dim" << (rank == 1 ? "" : "s") << ", with axis " << a.axis
+                  << ": the key is ignored (give output_names to name outputs)\n";
+        return;
+      }
+    }
+  }
   if (!type.has_shape) {
     type.has_shape = true;
     type.shape.assign(static_cast<size_t>(rank), ir::Dim{});
@@ -130,21 +146,26 @@ void GraphInterface::add_outputs(ir::Graph* g, const std::vector<Output>& output
     if (has_dynamic_axes(name)) {
       if (v->type().has_shape) rank = v->type().rank();
       if (rank < 0) throw Error(Error::Kind::Usage, "dynamic_axes: the rank of output '" + name + "' is unknown");
-      apply_dynamic_axes(name, v->type(), rank);
+      apply_dynamic_axes(name, v->type(), rank, /*default_name=*/i >= options_.output_names.size());
     }
     g->add_output(v);
   }
-  check_dynamic_axes_used(g);
+  check_unused_dynamic_axes(g);
 }
 
-void GraphInterface::check_dynamic_axes_used(const ir::Graph* g) const {
+void GraphInterface::check_unused_dynamic_axes(const ir::Graph* g) const {
   for (const auto& [name, axes] : options_.dynamic_axes) {
     if (used_dynamic_axes_.count(name)) continue;
     std::string inputs, outputs;
     for (const ir::Value* v : g->inputs()) inputs += (inputs.empty() ? "" : ", ") + v->name();
     for (const ir::Value* v : g->outputs()) outputs += (outputs.empty() ? "" : ", ") + v->name();
-    throw Error(Error::Kind::Usage, "dynamic_axes names '" + name + "', which is neither an input nor an output " +
-                                        "of the exported model (inputs: " + inputs + "; outputs: " + outputs + ")");
+    if (options_.strict_dynamic_axes)
+      throw Error(Error::Kind::Usage, "dynamic_axes names '" + name + "', which is neither an input nor an output " +
+                                          "of the exported model (inputs: " + inputs + "; outputs: " + outputs + ")");
+    // (torch.onnx warns and ignores the key: code written for it passes
+    // keys for the names it chooses, which torch2onnx's may not be)
+    std::cerr << "torch2onnx: warning: dynamic_axes names '" << name << "', which is neither an input nor an output "
+              << "of the exported model (inputs: " << inputs << "; outputs: " << outputs << "): the key is ignored\n";
   }
 }
 

@@ -31,8 +31,9 @@ class GraphInterface {
   // (of `rank` dims), if any; `value` counts as named by dynamic_axes.
   std::optional<std::string> axis_name(const std::string& value, int64_t axis, int64_t rank);
   // Names the dims dynamic_axes lists for `value` in `type` (Error(Usage)
-  // for an axis out of range); a type without a shape gets `rank` dims.
-  void apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank);
+  // for an axis out of range; a warning, and the key ignored, when `value`
+  // is a default output name); a type without a shape gets `rank` dims.
+  void apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank, bool default_name = false);
   bool has_dynamic_axes(const std::string& value) const { return options_.dynamic_axes.count(value) != 0; }
 
   // A graph output: its value, and the rank PyTorch showed (-1: unknown)
@@ -48,11 +49,12 @@ class GraphInterface {
   // Adds `outputs` to `g` in order, named by output_names (else "output" or
   // "output_<i>"), an Identity where a value is an input, an initializer or
   // an output already; applies dynamic_axes to them, then checks that every
-  // dynamic_axes entry named an input or an output.
+  // dynamic_axes entry named an input or an output (an error, or a warning
+  // as torch.onnx gives: ExportOptions::strict_dynamic_axes).
   void add_outputs(ir::Graph* g, const std::vector<Output>& outputs);
 
  private:
-  void check_dynamic_axes_used(const ir::Graph* g) const;
+  void check_unused_dynamic_axes(const ir::Graph* g) const;
 
   const ExportOptions& options_;
   std::set<std::string> used_dynamic_axes_;

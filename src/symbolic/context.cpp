@@ -143,6 +143,18 @@ int64_t SymbolicContext::static_dim(size_t idx, int64_t d) const {
   return sizes(idx)[static_cast<size_t>(dd)];
 }
 
+std::optional<int64_t> SymbolicContext::known_static_dim(size_t idx, int64_t d) const {
+  const Arg& a = arg(idx);
+  const int64_t r = rank(idx);
+  if (d < 0) d += r;
+  if (d < 0 || d >= r || dynamic(a, r, d)) return std::nullopt;
+  if (a.has_sizes) return a.sizes[static_cast<size_t>(d)];
+  if (a.value && a.value->type().kind == ir::ValueType::Kind::Tensor && serialize::infer_value_type(a.value, opset_) &&
+      a.value->type().rank() == r && a.value->type().shape[static_cast<size_t>(d)].is_static())
+    return a.value->type().shape[static_cast<size_t>(d)].value;
+  return std::nullopt;
+}
+
 const std::vector<int64_t>& SymbolicContext::static_sizes(size_t idx) const {
   for (int64_t d = 0, r = rank(idx); d < r; ++d) static_dim(idx, d);
   return sizes(idx);

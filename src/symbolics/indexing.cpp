@@ -834,21 +834,23 @@ void slice_scatter(SymbolicContext& ctx, const char* op) {
   const int64_t start_c = const_start && ctx.num_args() > 3 && !ctx.none(3) ? ctx.i(3) : 0;
   // Constant positions where they are the same for every input (src's length
   // along dim static; a negative start needs self's length static too).
-  const bool static_pos =
-      const_start && !ctx.dim_is_dynamic(1, dim) && (start_c >= 0 || !ctx.dim_is_dynamic(0, dim));
+  // (sizes known at export time: src in a branch the example did not take has none)
+  const std::optional<int64_t> src_len = const_start ? ctx.known_static_dim(1, dim) : std::nullopt;
+  const std::optional<int64_t> self_len = ctx.known_static_dim(0, dim);
+  const bool static_pos = src_len && (start_c >= 0 || self_len);
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
   shape[static_cast<size_t>(dim)] = -1;
   Value* pos;
   if (static_pos) {
-    const int64_t len = ctx.sizes(1)[static_cast<size_t>(dim)];
+    const int64_t len = *src_len;
     if (len == 0) {
       ctx.out(ctx.op("Identity", {x}));
       return;
     }
-    const int64_t n = ctx.sizes(0)[static_cast<size_t>(dim)];
+    // (a start >= 0 with src not empty is inside self, whatever self's length)
     int64_t start = start_c;
-    if (start < 0) start += n;
-    start = std::min(std::max<int64_t>(start, 0), n);
+    if (start < 0) start += *self_len;
+    if (self_len) start = std::min(std::max<int64_t>(start, 0), *self_len);
     std::vector<int64_t> p;
     for (int64_t i = 0; i < len; ++i) p.push_back(start + i * step);
     pos = ctx.constant(ir::Tensor::from_int64s(p));

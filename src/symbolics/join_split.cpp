@@ -286,6 +286,11 @@ void chunk_18(SymbolicContext& ctx) {
 // unless the dim is known to vary)
 void unbind(SymbolicContext& ctx) {
   const int64_t dim = helpers::normalize_dim(ctx, ctx.num_args() > 1 ? ctx.i(1) : 0, ctx.rank(0));
+  if (ctx.dim_known_dynamic(0, dim) && ctx.opset() >= 11) {
+    // As many pieces as the run has: a list of run-time length (a sequence).
+    ctx.out_sequence(ctx.op("SplitToSequence", {ctx.in(0)}, {{"axis", dim}, {"keepdims", int64_t{0}}}));
+    return;
+  }
   const int64_t length = ctx.dim_known_dynamic(0, dim) ? ctx.static_dim(0, dim) : ctx.sizes(0)[static_cast<size_t>(dim)];
   if (length == 0) {
     ctx.out_list({});

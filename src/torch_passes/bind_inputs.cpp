@@ -68,6 +68,7 @@ struct Binder {
     tg.user_inputs.push_back(in);
     tg.user_input_names.push_back(name);
     tg.user_input_forms.push_back(form);
+    tg.user_input_kept.push_back(form != Form::Tensor);
     // A copy, so in-place ops in the example run never touch the caller's tensor.
     tg.example_inputs.push_back(t.detach().clone());
     return in;
@@ -222,6 +223,36 @@ struct Binder {
   }
 };
 
+// Whether a list is used as an ONNX sequence would be in torch.onnx:
+// indexed, measured, extended or iterated (not only unpacked or handed
+// whole to an operator that takes a tensor list).
+bool used_as_sequence(const Value* list) {
+  for (const torch::jit::Use& u : list->uses()) {
+    const c10::Symbol k = u.user->kind();
+    if (k == c10::aten::len || k == c10::aten::__getitem__ || k == c10::aten::append || k == c10::aten::insert ||
+        k == c10::aten::pop || k == c10::aten::add || k == c10::aten::add_ || k == c10::aten::slice ||
+        k == c10::aten::_set_item || k == c10::aten::Delete || k == c10::aten::__contains__ || k == c10::prim::Loop ||
+        k == c10::aten::list)
+      return true;
+  }
+  return false;
+}
+
+// Inputs read into such a list (an element of it, or split into it: x.unbind())
+// stay graph inputs, as in torch.onnx, even where the result folds
+// (`torch.ones(len(x.unbind()))` for a static x).
+void keep_inputs_in_sequences(TorchGraph& tg) {
+  for (size_t i = 0; i < tg.user_inputs.size() && i < tg.user_input_kept.size(); ++i)
+    for (const torch::jit::Use& u : tg.user_inputs[i]->uses()) {
+      const c10::Symbol k = u.user->kind();
+      if ((k == c10::aten::append || k == c10::aten::insert || k == c10::aten::_set_item) && u.offset > 0 &&
+          used_as_sequence(u.user->input(0)))  // l.append(x)
+        tg.user_input_kept[i] = true;
+      for (const Value* out : u.user->outputs())  // [x, y], x.unbind()
+        if (out->type()->kind() == c10::TypeKind::ListType && used_as_sequence(out)) tg.user_input_kept[i] = true;
+    }
+}
+
 }  // namespace
 
 void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const TorchContext& ctx) {
@@ -260,6 +291,7 @@ void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const 
       }
     }
   }
+  keep_inputs_in_sequences(tg);
 }
 
 }  // namespace torch2onnx::torch_side

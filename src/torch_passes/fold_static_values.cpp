@@ -211,8 +211,26 @@ class Folder {
         }
         continue;
       }
+      if (n->kind() == c10::prim::Loop)  // values carried from one iteration to the next
+        for (torch::jit::Block* sub : n->blocks())
+          for (size_t i = 1; i < sub->inputs().size(); ++i) carried_.insert(sub->inputs()[i]);
       for (torch::jit::Block* sub : n->blocks()) analyze(sub, false);
-      if (!top || !n->blocks().empty()) continue;  // control flow: dynamic
+      if (!top) {
+        bool carried = false;
+        for (const Value* in : n->inputs()) carried = carried || carried_.count(in);
+        for (const torch::jit::Block* sub : n->blocks())
+          for (const Value* out : sub->outputs()) carried = carried || carried_.count(out);
+        if (carried) {
+          for (const Value* o : n->outputs()) carried_.insert(o);
+        } else if ((n->kind() == c10::aten::dim || n->kind() == c10::prim::dtype) && n->inputs().size() == 1) {
+          // The rank and dtype of a tensor in a branch or a loop body that
+          // depends on no loop-carried value: the same at every iteration,
+          // for every input (`dim = boxes.dim()` on a loop's element).
+          value_static_.insert(n->output());
+        }
+        continue;
+      }
+      if (!n->blocks().empty()) continue;  // control flow: dynamic
       if (n->kind() == c10::prim::Constant) {
         for (Value* o : n->outputs()) {
           value_static_.insert(o);
@@ -279,7 +297,7 @@ class Folder {
 
   void fold_block(torch::jit::Block* b) {
     for (Node* n : b->nodes()) {
-      if (torch::jit::Block* taken = static_branch(n)) fold_block(taken);
+      for (torch::jit::Block* sub : n->blocks()) fold_block(sub);  // (only what analyze found static there)
       fold(n);
     }
   }
@@ -322,6 +340,7 @@ class Folder {
   std::unordered_map<const Value*, std::set<int64_t>> input_dynamic_axes_;
   std::unordered_set<const Value*> value_static_, shape_static_;
   std::unordered_set<const Value*> from_params_;  // values computed from parameters
+  std::unordered_set<const Value*> carried_;      // in loop bodies: values that depend on loop-carried ones
 };
 
 }  // namespace

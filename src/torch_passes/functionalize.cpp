@@ -415,9 +415,24 @@ class Functionalizer {
   std::map<Block*, std::map<Value*, Value*>> latest_;  // per block: original -> latest version
 };
 
+// copy_(dst, expand(y, sizes)) writes y broadcast to dst's shape, as
+// copy_(dst, y) does: the tracer records the broadcast of `x[:, k:] = y` as an
+// expand to the example's sizes, which would fix them in the graph (torch.onnx
+// drops it too). Broadcasting twice gives what broadcasting once does.
+void drop_expands_before_copy(Block* b) {
+  for (Node* n : b->nodes()) {
+    for (Block* sub : n->blocks()) drop_expands_before_copy(sub);
+    if (n->kind() != c10::aten::copy_ || n->inputs().size() < 2) continue;
+    Node* e = n->input(1)->node();
+    if ((e->kind() == c10::aten::expand || e->kind() == c10::aten::expand_as) && n->input(1)->uses().size() == 1)
+      n->replaceInput(1, e->input(0));
+  }
+}
+
 }  // namespace
 
 bool functionalize(TorchGraph& tg, const TorchContext&) {
+  drop_expands_before_copy(tg.graph->block());
   Functionalizer f(tg);
   f.run_block(tg.graph->block());
   return f.changed;

@@ -60,6 +60,10 @@ struct TorchGraph {
   // prim::tolist, and the ONNX input is a sequence of 0-d tensors.
   enum class InputForm { Tensor, Optional, NumberList };
   std::vector<InputForm> user_input_forms;
+  // Per user input: it stays a graph input even when folding leaves nothing
+  // that reads it (the forms above, and inputs whose value enters a list the
+  // graph indexes or measures: torch.onnx never folds those ONNX sequences).
+  std::vector<bool> user_input_kept;
   std::vector<at::Tensor> example_inputs;     // aligned with user_inputs
   std::vector<Param> params;                  // state_dict order
 

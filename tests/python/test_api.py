@@ -177,9 +177,7 @@ def test_usage_errors(tmp_path):
         torch2onnx.export(Small(), (torch.randn(5, 4),), 42)
     with pytest.raises(errors.ExportUsageError, match="input_names"):
         torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), input_names="x")
-    with pytest.raises(errors.ExportUsageError, match="nope"):
-        torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), input_names=["x"],
-                          dynamic_axes={"nope": {0: "batch"}})
+    # (a dynamic_axes key that names no input or output: a warning, as torch.onnx gives)
     with pytest.raises(errors.ExportUsageError, match="axis 2 of 'x' is out of range"):
         torch2onnx.export(Small(), (torch.randn(5, 4),), io.BytesIO(), input_names=["x"], dynamic_axes={"x": [0, 2]})
     with pytest.raises(TypeError, match="unexpected keyword"):
@@ -284,3 +282,11 @@ def test_operator_export_types(tmp_path):
     proto = check_onnx(buf.getvalue())
     assert {(n.domain, n.op_type) for n in proto.graph.node if n.domain == "aten"} == {
         ("aten", "fractional_max_pool2d"), ("aten", "poisson")}
+
+
+def test_dynamic_axes_key_naming_nothing(capfd):
+    """As torch.onnx: a warning names the key and the model's inputs and outputs; the export goes on."""
+    f = io.BytesIO()
+    torch2onnx.export(Small(), (torch.randn(5, 4),), f, input_names=["x"], dynamic_axes={"nope": {0: "batch"}})
+    assert "dynamic_axes names 'nope', which is neither an input nor an output" in capfd.readouterr().err
+    assert onnx.load_from_string(f.getvalue()).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 5

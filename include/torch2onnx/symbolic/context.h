@@ -147,6 +147,10 @@ class SymbolicContext {
   int64_t static_dim(size_t idx, int64_t d) const;  // d < 0 counts from the end
   const std::vector<int64_t>& static_sizes(size_t idx) const;
   bool dim_is_dynamic(size_t idx, int64_t d) const;
+  // The size of dim d when it is the same for every input the export accepts
+  // and known (the example computed it, or ONNX's inference shows it); none
+  // otherwise (a lowering then computes it at run time).
+  std::optional<int64_t> known_static_dim(size_t idx, int64_t d) const;
   // Only what is known to vary (the second meta run, a .pt2 program's symbolic
   // sizes), not what ONNX's inference cannot tell.
   bool dim_known_dynamic(size_t idx, int64_t d) const;
