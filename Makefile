@@ -30,7 +30,7 @@ APT_PACKAGES := build-essential cmake ccache git \
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 
-.PHONY: all deps apt-deps venv onnx build test test-zoo test-unit test-asan test-1.13 build-1.13 test-clients demo install bench clean
+.PHONY: all deps apt-deps venv onnx build test test-zoo test-transformers test-unit test-asan test-1.13 build-1.13 test-clients demo install bench clean
 
 all: build
 
@@ -86,12 +86,17 @@ T2O_SUBMAKE = $(MAKE)
 
 # The whole suite on torch 2.14, then the 1.13 build on its subset.
 test: build
-	$(DISK_WATCH) -- sh -c '(cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -LE zoo-full) && \
+	$(DISK_WATCH) -- sh -c '(cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -LE 'zoo-full|transformers-full') && \
 	  $(T2O_SUBMAKE) test-1.13'
 
 # Every torchvision model (the large ones take long; `make test` runs one per family).
 test-zoo: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) -L zoo
+
+# transformers models (tests/transformers/corpus.py) through both paths at
+# opsets 17, 20 and 23; `make test` runs a sample.
+test-transformers: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -L transformers-full
 
 # Debian's LibTorch 1.13.1: every stage (unit, CLI, operators, a model per
 # family, the Python package, the C++ API), labelled `legacy` in tests/.

@@ -1,9 +1,13 @@
 """export(..., dynamo=True): the model captured with torch.export (non-strict,
-then strict, as torch.onnx does), the ExportedProgram handed to the C++ core
+then strict, as torch.onnx does: sizes 0 and 1 not specialized, the model's
+checks on dynamic sizes deferred to run-time asserts, dynamic_shapes refined
+from torch.export's suggested fixes where the model bounds a dim), the
+ExportedProgram handed to the C++ core
 in memory (a .pt2 in an anonymous in-memory file, never on disk), converted
 by the same .pt2 frontend as `torch2onnx export model.pt2`.
 
 Returns an ONNXProgram, as torch.onnx.export(dynamo=True) does."""
+import contextlib
 import datetime
 import inspect
 import io
@@ -181,9 +185,13 @@ def _capture(model, args, kwargs, dynamic_shapes, timings):
     for strict in (False, True):
         start = time.perf_counter()
         try:
-            ep = torch.export.export(model, args, kwargs=kwargs or None, dynamic_shapes=dynamic_shapes, strict=strict)
-            timings.append((f"torch.export ({'strict' if strict else 'non-strict'})", time.perf_counter() - start))
-            return ep, "strict" if strict else "non-strict"
+            ep, refined = _export_as_torch_onnx(model, args, kwargs, dynamic_shapes, strict)
+            how = "strict" if strict else "non-strict"
+            if refined is not None:
+                how += f", dynamic_shapes refined from torch.export's suggested fixes to {refined}"
+                _logging.log(f"torch.export bounded dynamic dims the model checks: dynamic_shapes {refined}")
+            timings.append((f"torch.export ({how})", time.perf_counter() - start))
+            return ep, how
         except Exception as e:  # torch.export raises many kinds
             failures.append((strict, e))
             if _specialized(e):
@@ -204,6 +212,48 @@ def _capture(model, args, kwargs, dynamic_shapes, timings):
     message = "; ".join(f"{'strict' if s else 'non-strict'}: {type(e).__name__}: {first_lines(e)}"
                         for s, e in failures if str(e).strip())
     raise errors.OnnxExporterError(f"torch.export could not capture the model ({message})") from failures[0][1]
+
+
+def _export_as_torch_onnx(model, args, kwargs, dynamic_shapes, strict):
+    """torch.export.export as torch.onnx calls it: sizes 0 and 1 are not
+    specialized (backed_size_oblivious), the model's checks on dynamic sizes
+    become run-time asserts in the program rather than guards that fail the
+    capture, RNNs with dynamic shapes decompose to while loops, and a capture
+    that fails on a dim the model bounds (`seq <= max_position_embeddings`) is
+    retried with dynamic_shapes refined from torch.export's suggested fixes.
+    Returns the program and the refined dynamic_shapes (None if unchanged)."""
+    extra = {}
+    if "prefer_deferred_runtime_asserts_over_guards" in inspect.signature(torch.export.export).parameters:
+        extra["prefer_deferred_runtime_asserts_over_guards"] = True
+    with contextlib.ExitStack() as stack:
+        config = getattr(getattr(torch.fx, "experimental", None), "_config", None)
+        if config is not None and hasattr(config, "backed_size_oblivious"):
+            stack.enter_context(config.patch(backed_size_oblivious=True))
+        if dynamic_shapes:
+            try:
+                from torch.export._patches import (register_gru_while_loop_decomposition,
+                                                   register_lstm_while_loop_decomposition)
+            except ImportError:
+                pass
+            else:
+                stack.enter_context(register_lstm_while_loop_decomposition())
+                stack.enter_context(register_gru_while_loop_decomposition())
+
+        def capture(shapes):
+            return torch.export.export(model, args, kwargs=kwargs or None, dynamic_shapes=shapes, strict=strict, **extra)
+
+        try:
+            return capture(dynamic_shapes), None
+        except Exception as e:
+            user_error = getattr(getattr(getattr(torch, "_dynamo", None), "exc", None), "UserError", None)
+            refine = getattr(torch.export.dynamic_shapes, "refine_dynamic_shapes_from_suggested_fixes", None)
+            if dynamic_shapes is None or user_error is None or refine is None or not isinstance(e, user_error):
+                raise
+            try:
+                refined = refine(e.msg, dynamic_shapes)
+            except Exception:
+                raise e from None
+            return capture(refined), refined
 
 
 def _specialized(e):

@@ -1,6 +1,7 @@
 #include "convert/pt2/converter.h"
 
 #include <cctype>
+#include <set>
 
 #include "convert/dispatch.h"
 #include "convert/program.h"
@@ -38,12 +39,13 @@ ir::Model ProgramConverter::run() {
 // run-time asserts of the program were dropped.
 void ProgramConverter::note_dropped_checks(ir::Model& model) const {
   std::string ranges;
+  std::set<std::string> noted;  // (symbols that share a name and a range: once)
   for (const auto& [expr, name] : symbol_names_) {
     auto it = p_.range_constraints.find(expr);
     if (it == p_.range_constraints.end()) continue;
-    ranges += (ranges.empty() ? "" : "; ") + name + " in [" +
-              (it->second.min ? std::to_string(*it->second.min) : "-inf") + ", " +
-              (it->second.max ? std::to_string(*it->second.max) : "inf") + "]";
+    const std::string entry = name + " in [" + (it->second.min ? std::to_string(*it->second.min) : "-inf") + ", " +
+                              (it->second.max ? std::to_string(*it->second.max) : "inf") + "]";
+    if (noted.insert(entry).second) ranges += (ranges.empty() ? "" : "; ") + entry;
   }
   if (!ranges.empty()) model.metadata.emplace_back("torch2onnx.dynamic_dim_ranges", ranges);
   if (dropped_asserts_)

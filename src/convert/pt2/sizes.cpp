@@ -10,7 +10,13 @@ const std::map<std::string, std::string>& size_operators() {
       {"_operator.eq", "Equal"},      {"_operator.lt", "Less"},         {"_operator.gt", "Greater"},
       {"_operator.le", "LessOrEqual"}, {"_operator.ge", "GreaterOrEqual"}, {"_operator.floordiv", ""},
       {"_operator.mod", ""},          {"_operator.truediv", ""},        {"_operator.neg", ""},
-      {"_operator.not_", ""},         {"_operator.getitem", ""}};
+      {"_operator.not_", ""},         {"_operator.getitem", ""},       {"_operator.ne", ""},
+      {"_operator.pos", ""},          {"_operator.and_", ""},          {"_operator.or_", ""},
+      {"_operator.pow", ""},          {"_operator.lshift", ""},        {"_operator.rshift", ""},
+      {"math.trunc", ""},             {"torch.sym_not", ""},           {"torch.sym_int", ""},
+      {"torch.sym_float", ""},        {"torch.sym_ite", ""},           {"torch.sym_max", ""},
+      {"torch.sym_min", ""},          {"torch.sym_sqrt", ""}};
+  // (the operations on sizes torch.export serializes: _SYM_OPS of torch/_export/serde/serialize.py)
   return ops;
 }
 
@@ -70,9 +76,59 @@ void ProgramConverter::convert_structural(const Node& n) {
     } else if (t == "_operator.neg") {
       v = ctx.op("Neg", {ctx.in_as(0, work)});
       dt = work;
-    } else if (t == "_operator.not_") {
+    } else if (t == "_operator.not_" || t == "torch.sym_not") {
       v = ctx.op("Not", {ctx.in_as(0, ir::DType::Bool)});
       dt = ir::DType::Bool;
+    } else if (t == "_operator.ne") {
+      v = ctx.op("Not", {ctx.op("Equal", {ctx.in_as(0, work), ctx.in_as(1, work)})});
+      dt = ir::DType::Bool;
+    } else if (t == "_operator.pos") {
+      v = ctx.op("Identity", {ctx.in_as(0, work)});
+      dt = work;
+    } else if (t == "_operator.and_" || t == "_operator.or_") {
+      const bool bools = ctx.arg(0).kind == Arg::Kind::Bool || ctx.dtype(0) == ir::DType::Bool;
+      if (bools) {
+        v = ctx.op(t == "_operator.and_" ? "And" : "Or", {ctx.in_as(0, ir::DType::Bool), ctx.in_as(1, ir::DType::Bool)});
+        dt = ir::DType::Bool;
+      } else {
+        if (options_.opset_version < 18) fail(&n, "a bitwise and / or of sizes needs opset 18 (BitwiseAnd / BitwiseOr)");
+        v = ctx.op(t == "_operator.and_" ? "BitwiseAnd" : "BitwiseOr",
+                   {ctx.in_as(0, ir::DType::Int64), ctx.in_as(1, ir::DType::Int64)});
+        dt = ir::DType::Int64;
+      }
+    } else if (t == "_operator.pow") {
+      // (Python: an int to a non-negative int power stays an int)
+      const ir::DType p = floating || options_.opset_version < 12 ? ir::DType::Double : ir::DType::Int64;
+      v = ctx.op("Pow", {ctx.in_as(0, p), ctx.in_as(1, p)});
+      if (p != work) v = ctx.cast(v, work);
+      dt = work;
+    } else if (t == "_operator.lshift" || t == "_operator.rshift") {
+      // a * 2**b, floor(a / 2**b) (sizes: BitShift takes unsigned integers only)
+      ir::Value* scale = ctx.op("Pow", {ctx.const_scalar(ir::DType::Double, 2.0), ctx.in_as(1, ir::DType::Double)});
+      ir::Value* a = ctx.in_as(0, ir::DType::Double);
+      v = t == "_operator.lshift" ? ctx.op("Mul", {a, scale}) : ctx.op("Floor", {ctx.op("Div", {a, scale})});
+      v = ctx.cast(v, ir::DType::Int64);
+      dt = ir::DType::Int64;
+    } else if (t == "math.trunc" || t == "torch.sym_int") {
+      v = ctx.cast(ctx.in_as(0, ir::DType::Double), ir::DType::Int64);  // (Cast truncates toward zero)
+      dt = ir::DType::Int64;
+    } else if (t == "torch.sym_float") {
+      v = ctx.op("Identity", {ctx.in_as(0, ir::DType::Double)});
+      dt = ir::DType::Double;
+    } else if (t == "torch.sym_sqrt") {
+      v = ctx.op("Sqrt", {ctx.in_as(0, ir::DType::Double)});
+      dt = ir::DType::Double;
+    } else if (t == "torch.sym_max" || t == "torch.sym_min") {
+      // (Max / Min take int64 from opset 12)
+      const ir::DType m = options_.opset_version < 12 ? ir::DType::Double : work;
+      v = ctx.op(t == "torch.sym_max" ? "Max" : "Min", {ctx.in_as(0, m), ctx.in_as(1, m)});
+      if (m != work) v = ctx.cast(v, work);
+      dt = work;
+    } else if (t == "torch.sym_ite") {
+      const bool floats = ctx.arg(1).kind == Arg::Kind::Float || ctx.arg(2).kind == Arg::Kind::Float;
+      const bool bools = ctx.arg(1).kind == Arg::Kind::Bool && ctx.arg(2).kind == Arg::Kind::Bool;
+      dt = floats ? ir::DType::Double : bools ? ir::DType::Bool : ir::DType::Int64;
+      v = ctx.op("Where", {ctx.in_as(0, ir::DType::Bool), ctx.in_as(1, dt), ctx.in_as(2, dt)});
     } else {
       fail(&n, "this operation on sizes is not converted yet");
     }

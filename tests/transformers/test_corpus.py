@@ -1,0 +1,67 @@
+"""transformers models through both paths (issue 38): exported with torch2onnx.export (dynamo=False with
+dynamic_axes, dynamo=True with named torch.export Dims, which the models bound: BERT's seq <= 128, Mistral's
+past <= sliding_window - 1), compared with eager PyTorch in ONNX Runtime at the example and at other batch /
+sequence / past sizes within the ranges. T2O_TRANSFORMERS_FULL=1: every case of corpus.py at opsets 17, 20
+and 23 (make test-transformers); otherwise corpus.SAMPLE at opset 18."""
+import io
+import os
+import sys
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+sys.path.insert(0, os.path.dirname(__file__))
+import corpus  # noqa: E402
+
+import torch2onnx  # noqa: E402
+from torch2onnx import verification  # noqa: E402
+
+FULL = os.environ.get("T2O_TRANSFORMERS_FULL") == "1"
+CASES = [c for c in corpus.CASES if FULL or c.name in corpus.SAMPLE]
+OPSETS = [17, 20, 23] if FULL else [18]
+SIZES = {"encoder": [(2, 16, 0), (3, 9, 0), (1, 30, 0)], "audio": [(2, 16, 0), (3, 9, 0), (1, 30, 0)],
+         "decoder": [(2, 3, 5), (3, 1, 7), (1, 4, 2)]}
+
+
+def flat(outputs):
+    if isinstance(outputs, torch.Tensor):
+        return [outputs]
+    if hasattr(outputs, "to_tuple"):
+        outputs = outputs.to_tuple()
+    return [t for o in outputs for t in flat(o)] if isinstance(outputs, (tuple, list)) else []
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case(case, dynamo, opset):
+    model, inputs, shapes, axes, names = case.make()
+    args, kwargs = inputs(*SIZES[case.kind][0])
+    f = io.BytesIO()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        if dynamo:
+            torch2onnx.export(model, args, f, kwargs=kwargs, dynamo=True, dynamic_shapes=shapes, opset_version=opset)
+        else:
+            torch2onnx.export(model, args + (kwargs,) if kwargs else args, f, input_names=names,
+                              dynamic_axes=axes, opset_version=opset)
+    proto = onnx.load_from_string(f.getvalue())
+    onnx.checker.check_model(proto, full_check=True)
+    session = verification.ort_session(f.getvalue())
+    graph_inputs = [i.name for i in session.get_inputs()]
+    for size in SIZES[case.kind]:
+        args, kwargs = inputs(*size)
+        with torch.no_grad():
+            expected = flat(model(*args, **kwargs))
+        values = flat(list(args)) + list(kwargs.values())
+        actual = session.run(None, dict(zip(graph_inputs, [v.numpy() for v in values])))
+        assert len(actual) >= 1
+        for a, e in zip(actual, expected):
+            e = e.numpy()
+            assert a.shape == e.shape, f"{case.name} at {size}: shape {a.shape} vs {e.shape}"
+            bad = np.abs(a - e) > 1e-4 * (1 + np.abs(e))
+            assert not bad.any(), f"{case.name} at {size}: max |diff| {np.abs(a - e).max():.3g}"
