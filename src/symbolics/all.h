@@ -29,6 +29,7 @@ void register_linalg_decomp(Registry& r);
 void register_linalg_ldl(Registry& r);
 void register_linalg_lu(Registry& r);
 void register_linalg_solve(Registry& r);
+void register_grouped_mm(Registry& r);
 void register_linear(Registry& r);
 void register_loss(Registry& r);
 void register_math(Registry& r);
@@ -118,6 +119,8 @@ inline void register_all(Registry& r) {
   register_linalg_solve(r);
   r.set_family("linear");
   register_linear(r);
+  r.set_family("grouped_mm");
+  register_grouped_mm(r);
   r.set_family("loss");
   register_loss(r);
   r.set_family("math");

@@ -46,6 +46,9 @@ def test_every_registered_operator_has_a_test():
     covered |= {k[:-1] for k in covered if k.endswith("_") and not k.endswith("__")}
     # Operators this torch does not have (1.13 has no scaled_dot_product_attention) cannot be recorded.
     known = {op for op in registered() if not op.startswith("aten::") or torch._C._jit_get_schemas_for_operator(op)}
+    # (custom ops of a library this environment lacks: transformers' in the 1.13 build)
+    known = {op for op in known if not op.startswith("transformers::") or
+             hasattr(getattr(torch.ops, "transformers", None), op.split("::")[1])}
     if not optest.pt2_available():  # (recorded by torch.export only: their cases need it)
         covered |= {"aten::max_unpool2d", "aten::max_unpool3d", "aten::orgqr"}
     if optest.TORCH_VERSION < (2, 0):  # (its cases are 2.x only: 1.13's lstsq differs from run to run)
