@@ -2,10 +2,18 @@
 //
 //   x * cos + cat(-x[..., h:], x[..., :h]) * sin        (rotate_half)
 //
-// becomes one RotaryEmbedding node when x is [B, H, S, D] with static S and
-// D = 2h, and cos and sin are constants of shape [..., S, D] (leading dims 1)
-// whose two halves are equal (cos(cat(freqs, freqs)), as such code builds
-// them). The node reads the first halves as its caches, at positions 0..S-1.
+// becomes one RotaryEmbedding node when x is [B, H, S, D] with D = 2h and
+// either
+// - cos and sin are constants of shape [..., S, D] (leading dims 1, S static)
+//   whose two halves are equal (cos(cat(freqs, freqs)), as such code builds
+//   them): the node reads the first halves as its caches, at positions
+//   0..S-1; or
+// - cos and sin are computed at run time as transformers computes them from
+//   the positions: unsqueeze(cos(cat(f, f, -1)) [* scale] [.to(dtype)], 1)
+//   with f [B, S, h] (or [1, S, h]), and the same for sin of the same f: the
+//   node reads cos(f) [* scale] and sin(f) [* scale], expanded to x's batch,
+//   as per-token caches, without position ids (a KV-cache step at any
+//   position, dynamic S).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,7 +56,7 @@ std::optional<LastAxisSlice> last_axis_slice(ir::Value* v) {
 }
 
 // cat(-x[..., h:], x[..., :h]) along the last axis of a [B, H, S, D] x with
-// static S and D = 2h: x.
+// static D = 2h: x.
 ir::Value* rotated_half_of(ir::Value* v) {
   ir::Node* cat = producer_of(v, "Concat");
   if (!cat || cat->num_inputs() != 2) return nullptr;
@@ -59,7 +67,7 @@ ir::Value* rotated_half_of(ir::Value* v) {
   if (!x || x->type().rank() != 4) return nullptr;
   const std::vector<int64_t> dims = x->type().static_dims();
   const int64_t d = dims[3], h = d / 2;
-  if (dims[2] <= 0 || d <= 0 || d % 2) return nullptr;
+  if (d <= 0 || d % 2) return nullptr;
   const int64_t axis = cat->attr_i("axis", 0);
   if (axis != -1 && axis != 3) return nullptr;
   const auto hi = last_axis_slice(neg->input(0)), lo = last_axis_slice(cat->input(1));
@@ -98,10 +106,58 @@ ir::Value* constant_factor(ir::Node* mul, ir::Value* x) {
   return nullptr;
 }
 
+// cos(cat(f, f, -1)) [* c] [cast], unsqueezed at axis 1, computed at run time
+// (Cos or Sin as `op`): how to compute its first half from f.
+struct HalfChain {
+  ir::Value* f = nullptr;       // [B, S, h]
+  ir::Value* scale = nullptr;   // a constant factor, if any
+  std::optional<int64_t> cast;  // Cast's `to`, if any
+};
+
+std::optional<HalfChain> run_time_half(ir::Value* v, const char* op, int64_t h) {
+  ir::Node* unsq = producer_of(v, "Unsqueeze");
+  if (!unsq) return std::nullopt;
+  const auto axes = unsq->num_inputs() > 1 ? const_ints(unsq, 1)
+                                           : std::optional<std::vector<int64_t>>(unsq->attr_ints("axes"));
+  if (!axes || axes->size() != 1 || (*axes)[0] != 1) return std::nullopt;
+  HalfChain c;
+  ir::Value* cur = unsq->input(0);
+  if (ir::Node* cast = producer_of(cur, "Cast")) {
+    c.cast = cast->attr_i("to", 0);
+    cur = cast->input(0);
+  }
+  if (ir::Node* mul = producer_of(cur, "Mul")) {
+    const int side = mul->input(0)->constant() ? 0 : mul->input(1)->constant() ? 1 : -1;
+    if (side < 0) return std::nullopt;
+    const ir::Tensor* k = mul->input(side)->constant();
+    if (k->numel() != 1) return std::nullopt;
+    c.scale = mul->input(side);
+    cur = mul->input(1 - side);
+  }
+  ir::Node* trig = producer_of(cur, op);
+  ir::Node* cat = trig ? producer_of(trig->input(0), "Concat") : nullptr;
+  if (!cat || cat->num_inputs() != 2 || cat->input(0) != cat->input(1)) return std::nullopt;
+  ir::Value* f = cat->input(0);
+  if (f->type().rank() != 3) return std::nullopt;
+  const int64_t axis = cat->attr_i("axis", 0);
+  if (axis != -1 && axis != 2) return std::nullopt;
+  if (f->type().static_dims()[2] != h) return std::nullopt;
+  c.f = f;
+  return c;
+}
+
+// Both absent, or constants of one equal value (cos and sin scaled alike).
+bool same_scale(ir::Value* a, ir::Value* b) {
+  if (!a || !b) return a == b;
+  const ir::Tensor *ta = a->constant(), *tb = b->constant();
+  return ta->dtype() == tb->dtype() && ta->to_doubles() == tb->to_doubles();
+}
+
 struct Match {
   ir::Value* x;
-  std::vector<double> cos, sin;
+  std::vector<double> cos, sin;  // constant caches [S, h] (run_time empty)
   int64_t s, d;
+  std::optional<HalfChain> cos_chain, sin_chain;  // run-time caches
 };
 
 std::optional<Match> match(ir::Node* add) {
@@ -113,15 +169,23 @@ std::optional<Match> match(ir::Node* add) {
     for (int side = 0; side < 2; ++side) {
       ir::Value* x = rotated_half_of(rotated->input(side));
       ir::Value* sin = rotated->input(1 - side);
-      if (!x || !sin || !sin->constant()) continue;
+      if (!x || !sin || direct->num_inputs() != 2) continue;
       const std::vector<int64_t> dims = x->type().static_dims();
       const int64_t s = dims[2], d = dims[3];
-      ir::Value* cos = constant_factor(direct, x);
-      if (!cos) continue;
       const ir::DType dt = x->type().dtype;
-      auto c = half_cache(cos, s, d, dt), sn = half_cache(sin, s, d, dt);
-      if (!c || !sn) continue;
-      return Match{x, std::move(*c), std::move(*sn), s, d};
+      if (sin->constant()) {
+        ir::Value* cos = constant_factor(direct, x);
+        if (!cos || s <= 0) continue;
+        auto c = half_cache(cos, s, d, dt), sn = half_cache(sin, s, d, dt);
+        if (!c || !sn) continue;
+        return Match{x, std::move(*c), std::move(*sn), s, d, std::nullopt, std::nullopt};
+      }
+      ir::Value* cos = direct->input(0) == x ? direct->input(1) : direct->input(1) == x ? direct->input(0) : nullptr;
+      auto cc = cos ? run_time_half(cos, "Cos", d / 2) : std::nullopt;
+      auto sc = run_time_half(sin, "Sin", d / 2);
+      if (!cc || !sc || cc->f != sc->f || !same_scale(cc->scale, sc->scale) || cc->cast != sc->cast) continue;
+      if (cos->type().dtype != dt || sin->type().dtype != dt) continue;
+      return Match{x, {}, {}, s, d, cc, sc};
     }
   }
   return std::nullopt;
@@ -136,6 +200,45 @@ void run(ir::Graph& g) {
     const ir::DType dt = m->x->type().dtype;
     const int64_t h = m->d / 2;
     g.set_insert_point(add);
+    if (m->cos_chain) {
+      // Per-token caches [B, S, h]: the chains on f instead of cat(f, f).
+      auto half = [&](const HalfChain& c, const char* op) {
+        ir::Value* v = g.create_node(op, {c.f}, 1)->output(0);
+        v->set_type(c.f->type());
+        if (c.scale) {
+          v = g.create_node("Mul", {v, c.scale}, 1)->output(0);
+          v->set_type(c.f->type());
+        }
+        if (c.cast) {
+          ir::ValueType t = c.f->type();
+          t.dtype = static_cast<ir::DType>(*c.cast);
+          v = g.create_node("Cast", {v}, 1, {{"to", *c.cast}})->output(0);
+          v->set_type(t);
+        }
+        return v;
+      };
+      // (the caches' batch is x's: positions shared by the batch give 1)
+      ir::Value* batch = g.create_node("Shape", {m->x}, 1, {{"start", int64_t{0}}, {"end", int64_t{1}}})->output(0);
+      batch->set_type(ir::ValueType::tensor(ir::DType::Int64, {1}));
+      ir::Value* ones = g.add_initializer(add->name() + ".ones", ir::Tensor::from_int64s({1, 1}));
+      ones->set_derived(true);
+      ir::Value* to = g.create_node("Concat", {batch, ones}, 1, {{"axis", int64_t{0}}})->output(0);
+      to->set_type(ir::ValueType::tensor(ir::DType::Int64, {3}));
+      auto per_row = [&](ir::Value* v) {
+        ir::Value* e = g.create_node("Expand", {v, to}, 1)->output(0);
+        e->set_type(ir::ValueType::tensor(v->type().dtype));
+        return e;
+      };
+      ir::Node* rope = g.create_node(
+          "RotaryEmbedding", {m->x, per_row(half(*m->cos_chain, "Cos")), per_row(half(*m->sin_chain, "Sin"))}, 1);
+      rope->output(0)->set_type(add->output(0)->type());
+      g.set_insert_point(nullptr);
+      const std::string name = add->output(0)->name();
+      g.rename_unique(add->output(0), name + "_unfused");
+      g.rename(rope->output(0), name);
+      add->output(0)->replace_all_uses_with(rope->output(0));
+      continue;
+    }
     ir::Value* cos = g.add_initializer(add->name() + ".cos_cache", ir::Tensor::from_doubles(dt, m->cos, {m->s, h}));
     ir::Value* sin = g.add_initializer(add->name() + ".sin_cache", ir::Tensor::from_doubles(dt, m->sin, {m->s, h}));
     cos->set_derived(true);

@@ -39,6 +39,23 @@ def flat(outputs):
 @pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(case, dynamo, opset):
+    check(case, dynamo, opset)
+
+
+ROTARY = ["llama+cache", "mistral+cache"] if FULL else ["llama+cache"]
+
+
+@pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])
+@pytest.mark.parametrize("name", ROTARY)
+def test_rotary_embedding_fused_at_23(name, dynamo):
+    """A KV-cache step computes cos / sin from the positions at run time: one RotaryEmbedding per q and k."""
+    case = next(c for c in corpus.CASES if c.name == name)
+    proto = check(case, dynamo, 23)
+    layers = 2
+    assert sum(n.op_type == "RotaryEmbedding" for n in proto.graph.node) == 2 * layers
+
+
+def check(case, dynamo, opset):
     model, inputs, shapes, axes, names = case.make()
     args, kwargs = inputs(*SIZES[case.kind][0])
     f = io.BytesIO()
@@ -65,3 +82,4 @@ def test_case(case, dynamo, opset):
             assert a.shape == e.shape, f"{case.name} at {size}: shape {a.shape} vs {e.shape}"
             bad = np.abs(a - e) > 1e-4 * (1 + np.abs(e))
             assert not bad.any(), f"{case.name} at {size}: max |diff| {np.abs(a - e).max():.3g}"
+    return proto
