@@ -86,7 +86,7 @@ T2O_SUBMAKE = $(MAKE)
 
 # The whole suite on torch 2.14, then the 1.13 build on its subset.
 test: build
-	$(DISK_WATCH) -- sh -c '(cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -LE 'zoo-full|transformers-full') && \
+	$(DISK_WATCH) -- sh -c '(cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 1800 -LE "zoo-full|transformers-full") && \
 	  $(T2O_SUBMAKE) test-1.13'
 
 # Every torchvision model (the large ones take long; `make test` runs one per family).
