@@ -120,17 +120,19 @@ def test_prim_min(kind, keep):
         suite.run_test(M(), (torch.arange(6, dtype=torch.int64),))
 
 
+class MixedOptional(torch.nn.Module):  # test_mixed_optional_default_tensor_script
+    def forward(self, x, y: Optional[Tensor] = torch.ones(2, 3), z: Optional[Tensor] = torch.zeros(2, 3)):
+        if y is not None:
+            return x + y
+        if z is not None:
+            return x + z
+        return x
+
+
 @classes(trace=False)
 def test_mixed_optional_default_tensor_script(kind, keep):
-    class Model(torch.nn.Module):
-        def forward(self, x, y: Optional[Tensor] = torch.ones(2, 3), z: Optional[Tensor] = torch.zeros(2, 3)):
-            if y is not None:
-                return x + y
-            if z is not None:
-                return x + z
-            return x
     x, y, z = torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3)
-    model, suite = torch.jit.script(Model()), Suite(kind, keep)
+    model, suite = torch.jit.script(MixedOptional()), Suite(kind, keep)
     suite.run_test(model, (x, y, z), input_names=("x", "y", "z"))
     suite.run_test(model, (x,), {"y": y, "z": z}, input_names=("x", "y", "z"))
     suite.run_test(model, (x,), {"y": y}, input_names=("x", "y"))
@@ -153,20 +155,12 @@ def test_all_optional_default_tensor_script(kind, keep):
     x, y = torch.randn(2, 3), torch.randn(2, 3)
     model, suite = torch.jit.script(Model()), Suite(kind, keep)
     suite.run_test(model, (x,))  # an optional graph input left unfed is None
-    # A default value is not an ONNX thing: the ONNX model's x is None, PyTorch's is ones.
+    # input_names=["y"] names the first input, x, "y": ONNX Runtime computes with the caller's y as x, PyTorch
+    # with x's default (torch.onnx's model does the same).
     with pytest.raises(AssertionError, match="Tensor-likes are not close!"):
         suite.run_test(model, (), {"y": y}, input_names=["y"])
     suite.run_test(model, (x, y))
     suite.run_test(model, (), {"x": x, "y": y}, input_names=("x", "y"))
-
-
-class MixedOptional(torch.nn.Module):  # test_mixed_optional_default_tensor_script's model
-    def forward(self, x, y: Optional[Tensor] = torch.ones(2, 3), z: Optional[Tensor] = torch.zeros(2, 3)):
-        if y is not None:
-            return x + y
-        if z is not None:
-            return x + z
-        return x
 
 
 @pytest.mark.parametrize("opset", [15, 17])
