@@ -23,8 +23,7 @@ from torch2onnx import verification  # noqa: E402
 FULL = os.environ.get("T2O_TRANSFORMERS_FULL") == "1"
 CASES = [c for c in corpus.CASES if FULL or c.name in corpus.SAMPLE]
 OPSETS = [17, 20, 23] if FULL else [18]
-SIZES = {"encoder": [(2, 16, 0), (3, 9, 0), (1, 30, 0)], "audio": [(2, 16, 0), (3, 9, 0), (1, 30, 0)],
-         "decoder": [(2, 3, 5), (3, 1, 7), (1, 4, 2)]}
+SIZES = corpus.SIZES
 
 
 def flat(outputs):
