@@ -185,7 +185,13 @@ def _capture(model, args, kwargs, dynamic_shapes, timings):
     for strict in (False, True):
         start = time.perf_counter()
         try:
-            ep, refined = _export_as_torch_onnx(model, args, kwargs, dynamic_shapes, strict)
+            ep, refined = _export_as_torch_onnx(model, args, kwargs, dynamic_shapes, strict, oblivious=True)
+            if (_grown(args, kwargs or {}, dynamic_shapes, _param_names(model, len(args))) is not None
+                    and not _agrees_on_example(ep, model, args, kwargs)):
+                # Sizes of 1 taken as "any size" made a program that differs from the model at the
+                # example itself (x.squeeze(0) of a batch of 1): captured as torch.export does by default
+                # instead, at size 2 below, which then fails on the example with a clear error.
+                ep, refined = _export_as_torch_onnx(model, args, kwargs, dynamic_shapes, strict, oblivious=False)
             how = "strict" if strict else "non-strict"
             if refined is not None:
                 how += f", dynamic_shapes refined from torch.export's suggested fixes to {refined}"
@@ -214,20 +220,56 @@ def _capture(model, args, kwargs, dynamic_shapes, timings):
     raise errors.OnnxExporterError(f"torch.export could not capture the model ({message})") from failures[0][1]
 
 
-def _export_as_torch_onnx(model, args, kwargs, dynamic_shapes, strict):
+def _agrees_on_example(ep, model, args, kwargs):
+    """Whether the captured program computes what the model does on the example (shapes and values)."""
+    try:
+        with torch.no_grad():
+            expected = torch.utils._pytree.tree_leaves(model(*args, **(kwargs or {})))
+            actual = torch.utils._pytree.tree_leaves(ep.module()(*args, **(kwargs or {})))
+    except Exception:
+        return False
+    if len(expected) != len(actual):
+        return False
+    for e, a in zip(expected, actual):
+        if isinstance(e, torch.Tensor) != isinstance(a, torch.Tensor):
+            return False
+        if isinstance(e, torch.Tensor):
+            if e.shape != a.shape or e.dtype != a.dtype:
+                return False
+            if e.is_floating_point() and not torch.allclose(e, a, rtol=1e-4, atol=1e-4, equal_nan=True):
+                return False
+            if not e.is_floating_point() and not torch.equal(e, a):
+                return False
+        elif e != a:
+            return False
+    return True
+
+
+def _makes_static(original, refined):
+    """Whether refining turned a dim the caller made dynamic into a number (the model needs that size)."""
+    if isinstance(original, dict) and isinstance(refined, dict):
+        return any(_makes_static(v, refined.get(k)) for k, v in original.items())
+    if isinstance(original, (list, tuple)) and isinstance(refined, (list, tuple)):
+        return any(_makes_static(o, r) for o, r in zip(original, refined))
+    return original is not None and not isinstance(original, int) and isinstance(refined, int)
+
+
+def _export_as_torch_onnx(model, args, kwargs, dynamic_shapes, strict, oblivious=True):
     """torch.export.export as torch.onnx calls it: sizes 0 and 1 are not
     specialized (backed_size_oblivious), the model's checks on dynamic sizes
     become run-time asserts in the program rather than guards that fail the
     capture, RNNs with dynamic shapes decompose to while loops, and a capture
     that fails on a dim the model bounds (`seq <= max_position_embeddings`) is
-    retried with dynamic_shapes refined from torch.export's suggested fixes.
+    retried with dynamic_shapes refined from torch.export's suggested fixes
+    (unless they fix a dim the caller made dynamic to a number: the error
+    stays). oblivious=False: sizes 0 and 1 specialized, as torch.export does.
     Returns the program and the refined dynamic_shapes (None if unchanged)."""
     extra = {}
     if "prefer_deferred_runtime_asserts_over_guards" in inspect.signature(torch.export.export).parameters:
         extra["prefer_deferred_runtime_asserts_over_guards"] = True
     with contextlib.ExitStack() as stack:
         config = getattr(getattr(torch.fx, "experimental", None), "_config", None)
-        if config is not None and hasattr(config, "backed_size_oblivious"):
+        if oblivious and config is not None and hasattr(config, "backed_size_oblivious"):
             stack.enter_context(config.patch(backed_size_oblivious=True))
         if dynamic_shapes:
             try:
@@ -253,6 +295,8 @@ def _export_as_torch_onnx(model, args, kwargs, dynamic_shapes, strict):
                 refined = refine(e.msg, dynamic_shapes)
             except Exception:
                 raise e from None
+            if _makes_static(dynamic_shapes, refined):  # (torch.onnx exports it static, without a word)
+                raise
             return capture(refined), refined
 
 

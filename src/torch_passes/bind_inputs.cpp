@@ -223,10 +223,13 @@ struct Binder {
   }
 };
 
-// Whether a list is used as an ONNX sequence would be in torch.onnx:
-// indexed, measured, extended or iterated (not only unpacked or handed
-// whole to an operator that takes a tensor list).
+// Whether a list of tensors is used as an ONNX sequence would be in
+// torch.onnx: indexed, measured, extended or iterated (not only unpacked or
+// handed whole to an operator that takes a tensor list). Lists of numbers
+// (x.size()) are not: torch.onnx folds those.
 bool used_as_sequence(const Value* list) {
+  const auto* lt = list->type()->cast<c10::ListType>().get();
+  if (!lt || lt->getElementType()->kind() != c10::TypeKind::TensorType) return false;
   for (const torch::jit::Use& u : list->uses()) {
     const c10::Symbol k = u.user->kind();
     if (k == c10::aten::len || k == c10::aten::__getitem__ || k == c10::aten::append || k == c10::aten::insert ||
@@ -249,7 +252,7 @@ void keep_inputs_in_sequences(TorchGraph& tg) {
           used_as_sequence(u.user->input(0)))  // l.append(x)
         tg.user_input_kept[i] = true;
       for (const Value* out : u.user->outputs())  // [x, y], x.unbind()
-        if (out->type()->kind() == c10::TypeKind::ListType && used_as_sequence(out)) tg.user_input_kept[i] = true;
+        if (used_as_sequence(out)) tg.user_input_kept[i] = true;
     }
 }
 

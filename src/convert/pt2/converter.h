@@ -172,6 +172,11 @@ class ProgramConverter : public ConstantMemo {
   std::shared_ptr<const frontend::ZipFile> zip_;
   std::shared_ptr<const void> mapping_;  // the archive, mapped read-only (weights read in place)
   int dropped_asserts_ = 0;
+  // Whether the program's output ranks are what every run gives: its sizes
+  // cannot be 1 (torch.export specializes 0 and 1 by default, so its guards
+  // fixed every squeeze). A program captured size-obliviously (a range from
+  // 0 or 1) squeezes such dims at run time: then lowerings decide it there.
+  bool output_ranks_fixed() const;
 };
 
 }  // namespace torch2onnx::convert::pt2
