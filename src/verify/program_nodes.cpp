@@ -260,10 +260,35 @@ class Interpreter {
     };
     auto integer = [&](const c10::IValue& v) { return v.isBool() ? int64_t(v.toBool()) : v.toInt(); };
     if (t == "_operator.neg") return a.at(0).isDouble() ? c10::IValue(-a[0].toDouble()) : c10::IValue(-integer(a[0]));
-    if (t == "_operator.not_") return !truth(a.at(0));
+    if (t == "_operator.not_" || t == "torch.sym_not") return !truth(a.at(0));
+    if (t == "_operator.pos") return a.at(0);
+    if (t == "math.trunc" || t == "torch.sym_int") return static_cast<int64_t>(std::trunc(num(a.at(0))));
+    if (t == "torch.sym_float") return num(a.at(0));
+    if (t == "torch.sym_sqrt") return std::sqrt(num(a.at(0)));
+    if (t == "torch.sym_ite") return truth(a.at(0)) ? a.at(1) : a.at(2);
     if (a.size() != 2) fail(n, "an operation on sizes this runner does not compute");
     const bool floating = a[0].isDouble() || a[1].isDouble();
     const double x = num(a[0]), y = num(a[1]);
+    if (t == "_operator.and_" || t == "_operator.or_") {
+      if (a[0].isBool() && a[1].isBool())
+        return t == "_operator.and_" ? a[0].toBool() && a[1].toBool() : a[0].toBool() || a[1].toBool();
+      return t == "_operator.and_" ? integer(a[0]) & integer(a[1]) : integer(a[0]) | integer(a[1]);
+    }
+    if (t == "_operator.ne") return x != y;
+    if (t == "torch.sym_max" || t == "torch.sym_min") {
+      const bool first = t == "torch.sym_max" ? x >= y : x <= y;
+      return first ? a[0] : a[1];
+    }
+    if (t == "_operator.lshift") return integer(a[0]) << integer(a[1]);
+    if (t == "_operator.rshift") return integer(a[0]) >> integer(a[1]);
+    if (t == "_operator.pow") {
+      if (!floating && integer(a[1]) >= 0) {
+        int64_t r = 1;
+        for (int64_t k = 0; k < integer(a[1]); ++k) r *= integer(a[0]);
+        return r;
+      }
+      return std::pow(x, y);
+    }
     if (t == "_operator.eq") return x == y;
     if (t == "_operator.lt") return x < y;
     if (t == "_operator.gt") return x > y;
