@@ -279,12 +279,16 @@ class Interpreter {
       const bool first = t == "torch.sym_max" ? x >= y : x <= y;
       return first ? a[0] : a[1];
     }
-    if (t == "_operator.lshift") return integer(a[0]) << integer(a[1]);
-    if (t == "_operator.rshift") return integer(a[0]) >> integer(a[1]);
+    if (t == "_operator.lshift" || t == "_operator.rshift") {
+      const int64_t by = integer(a[1]);
+      if (by < 0 || by > 62) fail(n, "a shift of sizes by " + std::to_string(by) + " bits");
+      return t == "_operator.lshift" ? integer(a[0]) * (int64_t{1} << by) : integer(a[0]) >> by;
+    }
     if (t == "_operator.pow") {
-      if (!floating && integer(a[1]) >= 0) {
-        int64_t r = 1;
-        for (int64_t k = 0; k < integer(a[1]); ++k) r *= integer(a[0]);
+      if (!floating && integer(a[1]) >= 0) {  // (by squaring: as many steps as the exponent has bits)
+        int64_t r = 1, b = integer(a[0]);
+        for (int64_t e = integer(a[1]); e; e >>= 1, b *= b)
+          if (e & 1) r *= b;
         return r;
       }
       return std::pow(x, y);

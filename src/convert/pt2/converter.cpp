@@ -34,8 +34,8 @@ ir::Model ProgramConverter::run() {
   return model;
 }
 
-bool ProgramConverter::output_ranks_fixed() const {
-  for (const auto& [expr, range] : p_.range_constraints)
+bool ProgramConverter::ranks_fixed(const Program& p) {
+  for (const auto& [expr, range] : p.range_constraints)
     if (!range.min || *range.min < 2) return false;
   return true;
 }
@@ -198,7 +198,7 @@ std::vector<OutputSlot> ProgramConverter::node_results(const Node& n) {
   for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
   SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
   ctx.set_dynamic_export(true);  // (tensor arguments say which of their sizes are symbolic)
-  ctx.set_output_ranks_fixed(output_ranks_fixed());
+  ctx.set_output_ranks_fixed(output_ranks_fixed_);
   run_symbolic(*fn, ctx, n.op, where(n));
   return ctx.results();
 }

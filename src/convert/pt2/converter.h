@@ -176,7 +176,9 @@ class ProgramConverter : public ConstantMemo {
   // cannot be 1 (torch.export specializes 0 and 1 by default, so its guards
   // fixed every squeeze). A program captured size-obliviously (a range from
   // 0 or 1) squeezes such dims at run time: then lowerings decide it there.
-  bool output_ranks_fixed() const;
+  // (Of the whole program: decided once.)
+  const bool output_ranks_fixed_ = ranks_fixed(p_);
+  static bool ranks_fixed(const Program& p);
 };
 
 }  // namespace torch2onnx::convert::pt2
