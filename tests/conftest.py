@@ -13,6 +13,8 @@ every test under tests/ (pytest.ini beside this file sets the options).
   running the test again makes them again) and the session's summary says
   so. Not with `--basetemp DIR` or `-o tmp_path_retention_policy=all`, which
   keep everything.
+- T2O_SHARD="k/n" runs one slice of the collected tests (CTest's way of
+  cutting a long file into several tests).
 """
 import os
 import re
@@ -27,6 +29,24 @@ OLD_PYTEST = tuple(int(p) for p in re.findall(r"\d+", pytest.__version__)[:2]) <
 _outcomes = {}  # nodeid -> {"setup"/"call": passed}
 _kept = []  # tmp_path directories of failed tests, left for a look
 _deleted = [0, 0]  # files, bytes deleted to keep within KEEP_BYTES
+
+
+def pytest_collection_modifyitems(config, items):
+    """T2O_SHARD="k/n": only every n-th collected test from the k-th runs (CTest
+    cuts a long file into n tests this way: tests/CMakeLists.txt)."""
+    spec = os.environ.get("T2O_SHARD")
+    if not spec:
+        return
+    m = re.fullmatch(r"(\d+)/(\d+)", spec)
+    if not m or not int(m.group(1)) < int(m.group(2)):
+        raise pytest.UsageError(f"T2O_SHARD={spec!r}: want k/n with 0 <= k < n")
+    k, n = int(m.group(1)), int(m.group(2))
+    keep = items[k::n]
+    kept = set(map(id, keep))
+    dropped = [item for item in items if id(item) not in kept]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
 
 
 def pytest_addoption(parser):

@@ -238,30 +238,36 @@ void chunk_11(SymbolicContext& ctx) {
 // (chunk(3) of 4 is 2 pieces): a list of the example's count is right at
 // every length only for 2 chunks (two pieces from length 2 on; of length 1
 // the trace's own unpacking of two fails in PyTorch too) or in a .pt2
-// program (its guards fixed the count). Otherwise the dim must be static.
-void check_chunk_count(SymbolicContext& ctx, int64_t dim, int64_t chunks, size_t count) {
-  if (!ctx.dim_is_dynamic(0, dim) || ctx.output_ranks_fixed()) return;
-  if (chunks <= 2 && static_cast<int64_t>(count) == chunks) return;
-  ctx.static_dim(0, dim);  // (fails)
+// program (its guards fixed the count).
+bool chunk_count_may_vary(SymbolicContext& ctx, int64_t dim, int64_t chunks, size_t count) {
+  if (!ctx.dim_is_dynamic(0, dim) || ctx.output_ranks_fixed()) return false;
+  return !(chunks <= 2 && static_cast<int64_t>(count) == chunks);
 }
 
 // Opset 13 (Split takes its sizes as an input): the sizes come from the
-// run-time length, so a chunk along a dynamic axis stays right at other
-// lengths that give as many pieces: ceil(length / chunks) each, the last the
-// rest (check_chunk_count). On a static axis the sizes fold back to a constant.
+// run-time length, ceil(length / chunks) each, the last the rest; on a
+// static axis they fold back to a constant. Where the number of pieces may
+// vary (chunk_count_may_vary) the graph keeps the example's number, as the
+// trace's unpacking of the pieces does, and a length that makes another
+// number (the rest outside 1..size) fails in ONNX Runtime (a split size of
+// -1), as the unpacking fails in PyTorch: never pieces PyTorch would not make.
 void chunk_13(SymbolicContext& ctx) {
   if (!ctx.constant(1)) return chunk_11(ctx);
   const int64_t dim = chunk_dim(ctx);
   const int64_t chunks = ctx.i(1);
   const size_t count = chunk_pieces(ctx, dim, false).size();
-  check_chunk_count(ctx, dim, chunks, count);
-  if (count == 1) {
+  if (count == 1 && !chunk_count_may_vary(ctx, dim, chunks, count)) {
     ctx.out_list({ctx.in(0)});
     return;
   }
   ir::Value* len = helpers::unsqueeze(ctx, helpers::dim_size(ctx, ctx.in(0), dim), {0});
   ir::Value* size = ctx.op("Div", {ctx.op("Add", {len, ctx.const_ints({chunks - 1})}), ctx.const_ints({chunks})});
   ir::Value* rest = ctx.op("Sub", {len, ctx.op("Mul", {size, ctx.const_ints({static_cast<int64_t>(count) - 1})})});
+  if (chunk_count_may_vary(ctx, dim, chunks, count)) {
+    ir::Value* ok = ctx.op("And", {ctx.op("Greater", {rest, ctx.const_ints({0})}),
+                                   ctx.op("Not", {ctx.op("Greater", {rest, size})})});
+    rest = ctx.op("Where", {ok, rest, ctx.const_ints({-1})});
+  }
   std::vector<ir::Value*> sizes(count - 1, size);
   sizes.push_back(rest);
   ctx.out_list(ctx.op_n("Split", {ctx.in(0), ctx.op("Concat", sizes, {{"axis", int64_t{0}}})}, count, {{"axis", dim}}));
@@ -274,8 +280,8 @@ void chunk_18(SymbolicContext& ctx) {
   const int64_t dim = chunk_dim(ctx);
   const int64_t chunks = ctx.i(1);
   const size_t count = chunk_pieces(ctx, dim, false).size();
-  if (chunks < 2 || static_cast<int64_t>(count) != chunks) return chunk_13(ctx);
-  check_chunk_count(ctx, dim, chunks, count);
+  if (chunks < 2 || static_cast<int64_t>(count) != chunks || chunk_count_may_vary(ctx, dim, chunks, count))
+    return chunk_13(ctx);
   ctx.out_list(ctx.op_n("Split", {ctx.in(0)}, static_cast<size_t>(chunks), {{"axis", dim}, {"num_outputs", chunks}}));
 }
 

@@ -114,10 +114,45 @@ void unflatten(SymbolicContext& ctx) {
 // rank is then the run's (Shape, a mask of the dims that are 1, Compress,
 // Reshape), as PyTorch's is.
 // A .pt2 program fixed the result's rank with its guards: that decides.
+// The index of dim `idx` (an int computed at run time) among `rank` dims, as
+// a [1] tensor: Gather from [0, rank) (negative dims count from the end),
+// which fails in ONNX Runtime where PyTorch raises (a dim out of range).
+ir::Value* dims_up_to(SymbolicContext& ctx, int64_t rank) {  // [0, 1, ..., rank - 1]
+  std::vector<int64_t> iota(static_cast<size_t>(rank));
+  for (int64_t i = 0; i < rank; ++i) iota[static_cast<size_t>(i)] = i;
+  return ctx.const_ints(iota);
+}
+
+ir::Value* runtime_dim(SymbolicContext& ctx, size_t idx, int64_t rank) {
+  ir::Value* d = helpers::reshape(ctx, ctx.scalar_value(idx, ir::DType::Int64), {1});
+  return ctx.op("Gather", {dims_up_to(ctx, rank), d}, {{"axis", int64_t{0}}});
+}
+
+// x.squeeze(dim) with the dim computed at run time (a scripted int
+// argument): which dim, and whether it is 1, are both the run's. The result's
+// rank is the run's.
+void squeeze_runtime_dim(SymbolicContext& ctx, int64_t rank) {
+  ir::Value* self = ctx.in(0);
+  ir::Value* dim = runtime_dim(ctx, 1, rank);
+  ir::Value* shape = ctx.op("Shape", {self});
+  ir::Value* goes = ctx.op("And", {ctx.op("Equal", {dims_up_to(ctx, rank), dim}),
+                                   ctx.op("Equal", {shape, ctx.const_ints({1})})});
+  ir::Value* new_shape = ctx.op("Compress", {shape, ctx.op("Not", {goes})}, {{"axis", int64_t{0}}});
+  ir::Attributes attrs;
+  if (ctx.opset() >= 14) attrs.emplace_back("allowzero", int64_t{1});
+  ir::Value* out = ctx.op("Reshape", {self, new_shape}, std::move(attrs));
+  out->type().rank_varies = true;
+  ctx.out(out);
+}
+
 void squeeze(SymbolicContext& ctx) {
   const int64_t rank = ctx.rank(0);
   if (rank == 0) {
     ctx.out(ctx.in(0));
+    return;
+  }
+  if (ctx.num_args() > 1 && !ctx.none(1) && !ctx.constant(1) && ctx.arg(1).kind == Arg::Kind::Int) {
+    squeeze_runtime_dim(ctx, rank);
     return;
   }
   std::vector<bool> candidate(static_cast<size_t>(rank), false);
@@ -167,7 +202,13 @@ void squeeze(SymbolicContext& ctx) {
 }
 
 // aten::unsqueeze(self, dim)
+// (a dim computed at run time, a scripted int argument: Unsqueeze takes its
+// axes as an input from opset 13)
 void unsqueeze(SymbolicContext& ctx) {
+  if (!ctx.constant(1) && ctx.arg(1).kind == Arg::Kind::Int && ctx.opset() >= 13) {
+    ctx.out(ctx.op("Unsqueeze", {ctx.in(0), runtime_dim(ctx, 1, ctx.rank(0) + 1)}));
+    return;
+  }
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), ctx.rank(0) + 1);
   ctx.out(helpers::unsqueeze(ctx, ctx.in(0), {dim}));
 }

@@ -11,6 +11,7 @@
 #include <torch/csrc/jit/passes/lower_tuples.h>
 
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "torch_passes/list_elements.h"
@@ -183,21 +184,44 @@ bool certainly_raises(torch::jit::Block* b) {
 // EliminateExceptions does this too, but it loops forever when two Ifs test
 // the same condition (the second replaces the constant it put in with
 // itself: scripted `F.embedding_bag` with `per_sample_weights`).
-void eliminate_exceptions(torch::jit::Block* b, torch::jit::Value* yes, torch::jit::Value* no) {
+// The graph inputs `v` is computed from.
+void inputs_read(torch::jit::Value* v, const torch::jit::Graph& g, std::unordered_set<torch::jit::Value*>& seen,
+                 std::unordered_set<const torch::jit::Value*>& out) {
+  if (!seen.insert(v).second) return;
+  if (v->node() == g.param_node()) {
+    out.insert(v);
+    return;
+  }
+  for (torch::jit::Value* in : v->node()->inputs()) inputs_read(in, g, seen, out);
+}
+
+void eliminate_exceptions(torch::jit::Block* b, torch::jit::Value* yes, torch::jit::Value* no,
+                          std::vector<torch::jit::Value*>& checked) {
   for (torch::jit::Node* n : b->nodes()) {
     if (n->kind() == c10::prim::If && n->input()->node()->kind() != c10::prim::Constant) {
-      if (certainly_raises(n->blocks()[0])) n->input()->replaceAllUsesWith(no);
-      else if (certainly_raises(n->blocks()[1])) n->input()->replaceAllUsesWith(yes);
+      torch::jit::Value* cond = n->input();
+      if (certainly_raises(n->blocks()[0]) || certainly_raises(n->blocks()[1])) checked.push_back(cond);
+      if (certainly_raises(n->blocks()[0])) cond->replaceAllUsesWith(no);
+      else if (certainly_raises(n->blocks()[1])) cond->replaceAllUsesWith(yes);
     }
-    for (torch::jit::Block* sub : n->blocks()) eliminate_exceptions(sub, yes, no);
+    for (torch::jit::Block* sub : n->blocks()) eliminate_exceptions(sub, yes, no, checked);
   }
 }
 
-void eliminate_exceptions(torch::jit::Graph& g) {
+// (A user input the removed checks read stays a graph input, as torch.onnx
+// keeps it: `if float(t) < 0: raise ...` reads t; the caller passes it.)
+void eliminate_exceptions(TorchGraph& tg) {
+  torch::jit::Graph& g = *tg.graph;
   torch::jit::WithInsertPoint at_start(g.block()->nodes().front());
   torch::jit::Value* yes = g.insertConstant(true);
   torch::jit::Value* no = g.insertConstant(false);
-  eliminate_exceptions(g.block(), yes, no);
+  std::vector<torch::jit::Value*> checked;
+  eliminate_exceptions(g.block(), yes, no, checked);
+  std::unordered_set<torch::jit::Value*> seen;
+  std::unordered_set<const torch::jit::Value*> read;
+  for (torch::jit::Value* cond : checked) inputs_read(cond, g, seen, read);
+  for (size_t i = 0; i < tg.user_inputs.size() && i < tg.user_input_kept.size(); ++i)
+    if (read.count(tg.user_inputs[i])) tg.user_input_kept[i] = true;
 }
 
 size_t count_nodes(torch::jit::Block* b) {
@@ -222,7 +246,7 @@ bool simplify_scripted(TorchGraph& tg, const TorchContext&) {
   fold_list_reads(tg.graph->block(), *tg.graph);
   mark_unreachable_casts(tg.graph->block(), *tg.graph);
   fold_isinstance(tg.graph->block(), *tg.graph);
-  eliminate_exceptions(*tg.graph);
+  eliminate_exceptions(tg);
   torch::jit::ConstantPropagation(tg.graph, /*ignore_custom_classes=*/true);
   // `for i in range(3)` over sizes and tuples (Swin3D's window sizes): small
   // loops with a constant trip count become straight code, whose indices are

@@ -2,11 +2,14 @@
 import os
 import sys
 
+import numpy as np
+import pytest
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import optest  # noqa: E402
+import optest  # noqa: E402  (puts tests/ on the path)
 from optest import Case  # noqa: E402
+import harness  # noqa: E402
 
 torch.manual_seed(0)
 
@@ -109,13 +112,16 @@ CASES = [
          more_args=[(r(3, 6),), (r(1, 5),), (r(2, 3),)]),
     Case("chunk_runtime_count", ScriptChunk(), (r(7, 2), 3), script=True, opsets=(11, 13, 17),
          more_args=[(r(7, 2), 2), (r(7, 2), 7), (r(7, 2), 10), (r(7, 2), 4)], error_below={10: "known at export time"}),
-    # chunk(3) makes fewer pieces at some lengths (2 of 4): the example's count would be baked in (issue 43)
-    Case("chunk_dynamic_uneven", lambda a: a.chunk(3, 0), (r(7, 2),), opsets=(),
+    # chunk(3) makes fewer pieces at some lengths (2 of 4): the trace unpacks the example's count, and from
+    # opset 13 the graph keeps it, checked at run time (test_piece_count_checked_at_run_time); below 13
+    # Split's sizes are constants (issue 43)
+    Case("chunk_dynamic_uneven", lambda a: a.chunk(3, 0), (r(7, 2),), opsets=(13, 17, 18),
          extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"),
-         error_below={11: "is dynamic", 13: "is dynamic", 17: "is dynamic", 18: "is dynamic"}),
+         more_args=[(r(8, 2),), (r(9, 2),), (r(5, 2),)], error_below={11: "is dynamic"}),
     # chunk(2) whose example has one piece: the count varies too
-    Case("chunk_dynamic_one_piece", lambda a: a.chunk(2, 1), (r(2, 1),), opsets=(),
-         extra=("--dynamic-axes", '{"x":[0,1]}', "--input-names", "x"), error_below={13: "is dynamic"}),
+    Case("chunk_dynamic_one_piece", lambda a: a.chunk(2, 1), (r(2, 1),), opsets=(13, 17),
+         extra=("--dynamic-axes", '{"x":[0,1]}', "--input-names", "x"), more_args=[(r(4, 1),)],
+         error_below={11: "is dynamic"}),
     # ---- unbind
     Case("unbind", lambda a: a.unbind(), (x,)),
     Case("unbind_dim", lambda a: torch.unbind(a, 1), (x,)),
@@ -125,11 +131,10 @@ CASES = [
     Case("unbind_unpack", lambda a: (lambda p, q: p - q)(*a.unbind(0)), (x,)),
     # along a dim known to vary: as many pieces as the run has (a sequence), never the example's count
     # (issue 43; one the run at other sizes could not see past nonzero keeps the example's count, as the
-    # trace's unpacking of it does): the trace unpacks them into a fixed tuple here, refused;
-    # along a static dim of a tensor with dynamic ones: fine
-    Case("unbind_dynamic", lambda a: a.unbind(1), (r(3, 4),), opsets=(),
-         extra=("--dynamic-axes", '{"x":[0,1]}', "--input-names", "x"),
-         error_below={11: "length is only known at run time", 17: "length is only known at run time"}),
+    # trace's unpacking of it does): the trace unpacks them into a fixed tuple here, read where the run has
+    # as many (test_piece_count_checked_at_run_time); along a static dim of a tensor with dynamic ones: fine
+    Case("unbind_dynamic", lambda a: a.unbind(1), (r(3, 4),), opsets=(11, 17),
+         extra=("--dynamic-axes", '{"x":[0,1]}', "--input-names", "x"), more_args=[(r(5, 4),)]),
     Case("unbind_static_dim", lambda a: a.unbind(1), (r(3, 4),), opsets=(11, 17),
          extra=("--dynamic-axes", '{"x":[0]}', "--input-names", "x"), more_args=[(r(5, 4),)]),
     # ---- hsplit / vsplit / dsplit
@@ -148,3 +153,36 @@ CASES = [
 
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)
+
+
+@pytest.mark.parametrize("opset", [13, 17, 18])
+@pytest.mark.parametrize("name,fn,example,fine,other", [
+    # chunk(3) of 7 is 3 pieces (3, 3, 1), of 4 two (2, 2): PyTorch's trace fails to unpack three there
+    ("chunk", lambda a: a.chunk(3, 0), (7, 2), (5, 2), (4, 2)),
+    ("chunk_one_piece", lambda a: a.chunk(2, 1), (2, 1), (4, 1), (2, 5)),
+    ("unbind", lambda a: a.unbind(1), (3, 4), (5, 4), (3, 6)),
+])
+def test_piece_count_checked_at_run_time(name, fn, example, fine, other, opset, tmp_path):
+    """A traced model unpacks the example's number of pieces of a dim the
+    caller made dynamic; at a size where PyTorch makes another number its
+    unpacking fails: ONNX Runtime must fail there too, never return pieces
+    PyTorch would not make (issue 43)."""
+    import onnxruntime
+    import torch2onnx
+
+    module = harness.Lambda(fn).eval()
+    path = str(tmp_path / f"{name}.onnx")
+    torch2onnx.export(torch.jit.trace(module, (r(*example),)), (r(*example),), path, opset_version=opset,
+                      input_names=["x"], dynamic_axes={"x": [0, 1]})
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for shape in (example, fine):
+        x = r(*shape)
+        got = session.run(None, {"x": x.numpy()})
+        want = fn(x)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-4, atol=1e-4)
+    x = r(*other)
+    assert len(fn(x)) != len(fn(r(*example)))
+    with pytest.raises(Exception):
+        session.run(None, {"x": x.numpy()})

@@ -31,6 +31,18 @@ def dyn(**axes):
     return ("--dynamic-axes", json.dumps({k: list(v) for k, v in axes.items()}, separators=(",", ":")))
 
 
+class ScriptSqueezeDim(nn.Module):
+    """squeeze(dim) with the dim a scripted int argument: which dim, and whether it is 1, are the run's."""
+
+    def forward(self, x, dim: int):
+        return torch.squeeze(x, dim) * 2
+
+
+class ScriptUnsqueezeDim(nn.Module):
+    def forward(self, x, dim: int):
+        return torch.unsqueeze(x, dim) + 1
+
+
 class ScriptSizes(nn.Module):
     """size() as a list, unpacked and indexed; dim(); numel() (TorchScript)."""
 
@@ -102,6 +114,12 @@ CASES = [
     Case("squeeze_inplace", lambda a: a.clone().squeeze_(1), (x1,)),
     Case("squeeze_copy", lambda a: torch.squeeze_copy(a), (x1,)),
     Case("squeeze_copy_dim", lambda a: torch.squeeze_copy(a, 3), (x1,)),
+    # the dim an int argument (torch.onnx's test_squeeze_dynamic_dim / test_unsqueeze_dynamic_dim, issue 43)
+    Case("squeeze_runtime_dim", ScriptSqueezeDim(), (x1, 1), script=True, opsets=(9, 13, 17),
+         more_args=[(x1, -1), (x1, 0), (x1, 2), (x1, -3), (x1, 3)]),
+    Case("unsqueeze_runtime_dim", ScriptUnsqueezeDim(), (r(2, 1, 4), -1), script=True, opsets=(13, 17),
+         more_args=[(r(2, 1, 4), 0), (r(2, 1, 4), 3), (r(2, 1, 4), -4), (r(2, 1, 4), 2)],
+         error_below={11: "known at export time"}),
     Case("unsqueeze", lambda a: a.unsqueeze(0), (x,)),
     Case("unsqueeze_mid", lambda a: a.unsqueeze(2), (x,)),
     Case("unsqueeze_last", lambda a: a.unsqueeze(-1), (x,)),

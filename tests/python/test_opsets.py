@@ -160,8 +160,15 @@ def _zoo():
     return names + [("tv", n) for n in tv_zoo.FAMILIES.values()]
 
 
-@pytest.mark.parametrize("opset", [18, 20, 23])
-@pytest.mark.parametrize("source,name", _zoo())
+def _zoo_cases():
+    """(source, name, opset): `make test` each model at one of 18, 20 and 23 in
+    turn (every opset seen), `make test-full` (T2O_FULL=1) at the other two."""
+    opsets = (18, 20, 23)
+    return [(source, name, opset) for i, (source, name) in enumerate(_zoo()) for opset in opsets
+            if (opset == opsets[i % len(opsets)]) != harness.FULL]
+
+
+@pytest.mark.parametrize("source,name,opset", _zoo_cases())
 def test_zoo_at_new_opsets(source, name, opset, tmp_path):
     """The seed models and a torchvision model per family (TorchScript path) at
     18, 20 and 23; the .pt2 path runs them at its default 20 too (test_dynamo)."""

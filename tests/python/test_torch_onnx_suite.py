@@ -468,3 +468,88 @@ def test_number_list_inputs_at_run_time(opset):
             feed = [np.array(v, dtype=np.int64 if isinstance(v, int) else np.float64) for v in value]
             actual = session.run(None, {proto.graph.input[0].name: x.numpy(), proto.graph.input[1].name: feed})[0]
             torch.testing.assert_close(torch.from_numpy(actual), scripted(x, value))
+
+
+# ---- issue 43, continued: run-time dims, chunks, early-returned lists, checks that read inputs -----------
+
+@classes()
+def test_squeeze_dynamic_dim(kind, keep):
+    class Squeeze(torch.nn.Module):
+        def forward(self, x, dim: int):
+            return torch.squeeze(x, dim)
+    Suite(kind, keep).run_test(Squeeze(), (torch.randn(2, 1, 4), 1))
+
+
+@classes()
+def test_unsqueeze_dynamic_dim(kind, keep):
+    class Unsqueeze(torch.nn.Module):
+        def forward(self, x, dim: int):
+            return torch.unsqueeze(x, dim)
+    Suite(kind, keep).run_test(Unsqueeze(), (torch.randn(2, 1, 4), -1))
+
+
+class Chunk(torch.nn.Module):  # test_chunk, test_dynamic_chunk
+    def __init__(self, dim=1, dynamic=False):
+        super().__init__()
+        self.dim, self.dynamic = dim, dynamic
+
+    def forward(self, x):
+        return torch.chunk(x, x.size(0) if self.dynamic else 3, dim=self.dim)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["test_chunk", "test_dynamic_chunk"])
+@classes()
+def test_chunk(dynamic, kind, keep):
+    """Pieces along a dynamic dim: the number the trace unpacks, sizes from the run-time length."""
+    suite = Suite(kind, keep)
+    x = torch.randn(3 if dynamic else 1, 18)
+    for dim_size in range(13, 16):
+        y = torch.randn(3 if dynamic else 1, dim_size)
+        for dim in (1, -1):
+            suite.run_test(Chunk(dim, dynamic), x, additional_test_inputs=[y], input_names=["x"],
+                           dynamic_axes={"x": {0: "batch_size", 1: "dims"}})
+
+
+@classes(trace=False)
+def test_uninitialized_intList(kind, keep):
+    """A list returned early from a branch: unset on the other path (an empty sequence there, never read)."""
+    class UninitializedListModel(torch.nn.Module):
+        def forward(self, x):
+            y = list(range(x.size(0)))
+            if y[0] < 5:
+                if x.size(0) == 3:
+                    y.append(10)
+                else:
+                    return y
+            return y
+    Suite(kind, keep).run_test(torch.jit.script(UninitializedListModel()), torch.ones((3, 4), dtype=torch.int),
+                               input_names=["input_1"], dynamic_axes={"input_1": [0, 1]})
+
+
+@classes(trace=False)
+def test_uninitialized_tensorList_shape(kind, keep):
+    class UninitializedModel(torch.nn.Module):
+        def forward(self, x):
+            if x.shape[1] < 5:
+                if x.size(0) == 1:
+                    x = x + 4
+                else:
+                    x_list = list(x)
+                    x_list.append(x)
+                    return x_list
+            return [x, x]
+    x, y = torch.ones((3, 4), dtype=torch.int), torch.ones((4, 6), dtype=torch.int)
+    Suite(kind, keep).run_test(torch.jit.script(UninitializedModel()), x, additional_test_inputs=[y],
+                               input_names=["input_1"], dynamic_axes={"input_1": [0, 1]})
+
+
+@classes(trace=False)
+def test_tuple_output_from_if_with_raised_exception(kind, keep):
+    """`if float(t) < 0: raise`: the check goes, the input it read stays (the caller passes it)."""
+    class M(torch.nn.Module):
+        def forward(self, t: Tensor) -> Tuple[Tensor, Tensor]:
+            if float(t) < 0:
+                raise Exception("Negative input")
+            else:
+                return torch.zeros(5), torch.zeros(5)
+    Suite(kind, keep).run_test(torch.jit.script(M()), (torch.zeros(1),))

@@ -80,8 +80,19 @@ void Converter::branch_outputs(ir::Graph* g, torch::jit::Block* b, Node* n) {
   for (size_t i = 0; i < b->outputs().size(); ++i) {
     if (is_list_type(n->output(i)->type())) {
       require_sequences(n, 13, "out of a branch needs If with sequences");
-      ir::DType dt = list_dtype({n->output(i), b->outputs()[i]});
-      g->add_output(local(to_sequence(get_slot(b->outputs()[i]), dt, b->outputs()[i], n), g));
+      // (a branch's run-time-length list already has its sequence's dtype: both paths take it)
+      ir::DType dt = ir::DType::Undefined;
+      for (torch::jit::Block* either : n->blocks())
+        if (const Slot& s = get_slot(either->outputs()[i]); dt == ir::DType::Undefined &&
+                                                              s.kind == Slot::Kind::Sequence && s.value)
+          dt = s.value->type().dtype;
+      if (dt == ir::DType::Undefined)
+        dt = list_dtype({n->output(i), n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]});
+      // (a list the branch leaves unset, returned early on the other path: never read, an empty sequence)
+      g->add_output(local(b->outputs()[i]->node()->kind() == c10::prim::Uninitialized
+                              ? empty_sequence(dt)
+                              : to_sequence(get_slot(b->outputs()[i]), dt, b->outputs()[i], n),
+                          g));
       continue;
     }
     const auto type = if_output_type(n, i);
@@ -130,12 +141,16 @@ void Converter::convert_if(Node* n) {
   for (size_t f = 0; f < flagged.size(); ++f)
     node->output(n->outputs().size() + f)->set_type(ir::ValueType::tensor(ir::DType::Bool, {}));
   for (size_t i = 0; i < n->outputs().size(); ++i) {
-    if (is_list_type(n->output(i)->type())) {
-      node->output(i)->set_type(ir::ValueType::sequence(list_dtype({n->output(i)})));
+    if (is_list_type(n->output(i)->type())) {  // (the branches' sequences' type)
+      node->output(i)->set_type(then_g->outputs()[i]->type());
       slot_of(n->output(i)) = sequence_slot(node->output(i));
       continue;
     }
-    node->output(i)->type().dtype = if_output_type(n, i).first;
+    const auto type = if_output_type(n, i);
+    node->output(i)->type().dtype = type.first;
+    // (computed on no path of the example: unset there, or a branch it did not take)
+    if (const ExampleInfo* info = info_of(n->output(i)); !info || info->kind != ExampleInfo::Kind::Tensor)
+      with_rank(node->output(i), type.second);
     slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, node->output(i), {}, next_id_++};
   }
   for (size_t f = 0; f < flagged.size(); ++f) {
@@ -147,9 +162,14 @@ void Converter::convert_if(Node* n) {
 std::pair<ir::DType, int64_t> Converter::if_output_type(Node* n, size_t i) {
   auto type = tensor_type_of({n->output(i), n->blocks()[0]->outputs()[i], n->blocks()[1]->outputs()[i]});
   if (type.first == ir::DType::Undefined) type.first = example_dtype(n->output(i));
-  for (size_t b = 0; b < 2 && type.first == ir::DType::Undefined; ++b)  // computed on no path of the example
-    if (const Slot& s = get_slot(n->blocks()[b]->outputs()[i]); s.kind == Slot::Kind::Value && s.value)
-      type = {s.value->type().dtype, s.value->type().rank()};
+  // Computed on no path of the example: what the branches' nodes say (ONNX's inference where they do not).
+  for (size_t b = 0; b < 2 && (type.first == ir::DType::Undefined || type.second < 0); ++b) {
+    const Slot& s = get_slot(n->blocks()[b]->outputs()[i]);
+    if (s.kind != Slot::Kind::Value || !s.value || s.value->type().kind != ir::ValueType::Kind::Tensor) continue;
+    if (s.value->type().rank() < 0) serialize::infer_value_type(s.value, options_.opset_version);
+    if (type.first == ir::DType::Undefined) type.first = s.value->type().dtype;
+    if (type.second < 0 && s.value->type().dtype == type.first) type.second = s.value->type().rank();
+  }
   return type;
 }
 

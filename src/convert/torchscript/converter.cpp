@@ -137,6 +137,23 @@ std::vector<Slot> Converter::unpack(const Slot& s, size_t expected, Node* n) {
     std::vector<c10::IValue> items = s.constant.isList() ? s.constant.toListRef().vec()
                                                         : s.constant.toTupleRef().elements().vec();
     for (auto& iv : items) out.push_back(Slot{Slot::Kind::Constant, iv, nullptr, {}, next_id_++});
+  } else if (s.kind == Slot::Kind::Sequence && s.value && expected > 0) {
+    // A list of run-time length unpacked into a fixed number of values (a
+    // trace's unpacking of chunk(x, x.size(0)), a scripted `a, b = l`):
+    // its elements, read where the list has exactly that many and out of
+    // range (an error in ONNX Runtime, as ListUnpack raises in PyTorch)
+    // where it has not: never the first few of a longer list.
+    ir::Value* len = graph_->create_node("SequenceLength", {s.value}, 1)->output(0);
+    len->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
+    ir::Value* right = graph_->create_node("Equal", {len, int64_constant(static_cast<int64_t>(expected))}, 1)->output(0);
+    right->set_type(ir::ValueType::tensor(ir::DType::Bool, {}));
+    for (size_t i = 0; i < expected; ++i) {
+      ir::Value* idx = graph_->create_node("Where", {right, int64_constant(static_cast<int64_t>(i)), len}, 1)->output(0);
+      idx->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
+      ir::Value* item = graph_->create_node("SequenceAt", {s.value, idx}, 1)->output(0);
+      item->type().dtype = s.value->type().dtype;
+      out.push_back(value_slot(item));
+    }
   } else {
     throw Error(Error::Kind::Conversion, std::string(n->kind().toQualString()) + " in " +
                                              torch_side::describe_origin(*origins_.of(n)) +

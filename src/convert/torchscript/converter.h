@@ -152,6 +152,7 @@ class Converter : public ConstantMemo {
 
   // elems[start:end:step] with Python's rules for omitted and negative bounds.
   std::vector<Slot> python_slice(const std::vector<Slot>& elems, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step, Node* n);
+  ir::Value* empty_sequence(ir::DType dt);  // SequenceEmpty of dt in the current graph
   ir::Value* int64_constant(int64_t v);  // a 0-d int64 Constant in the current graph
   Slot sequence_slice(Node* n, ir::Value* seq, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
                       ir::DType dt);

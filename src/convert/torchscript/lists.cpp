@@ -14,6 +14,14 @@ ir::DType Converter::list_dtype(std::initializer_list<const TValue*> vs) {
       if (e.kind == ExampleInfo::Kind::Bool) return ir::DType::Bool;
     }
   }
+  // (no element in the example: the list's TorchScript type, for numbers)
+  for (const TValue* v : vs) {
+    if (!v || v->type()->kind() != c10::TypeKind::ListType) continue;
+    const auto elem = v->type()->expectRef<c10::ListType>().getElementType()->kind();
+    if (elem == c10::TypeKind::IntType) return ir::DType::Int64;
+    if (elem == c10::TypeKind::FloatType) return ir::DType::Double;
+    if (elem == c10::TypeKind::BoolType) return ir::DType::Bool;
+  }
   return ir::DType::Float;
 }
 
@@ -31,11 +39,16 @@ ir::Value* Converter::to_sequence(const Slot& s, ir::DType dt, const TValue* v, 
   std::vector<Slot> elems = s.kind == Slot::Kind::List ? s.elements : unpack(s, 0, const_cast<Node*>(n));
   std::vector<ir::Value*> values;
   for (const Slot& e : elems) values.push_back(element_value(e, dt));
-  ir::Value* seq = values.empty()
-                       ? graph_->create_node("SequenceEmpty", {}, 1, {{"dtype", static_cast<int64_t>(dt)}})->output(0)
-                       : graph_->create_node("SequenceConstruct", values, 1)->output(0);
+  if (values.empty()) return empty_sequence(dt);
+  ir::Value* seq = graph_->create_node("SequenceConstruct", values, 1)->output(0);
   seq->set_type(ir::ValueType::sequence(dt));
   (void)v;
+  return seq;
+}
+
+ir::Value* Converter::empty_sequence(ir::DType dt) {
+  ir::Value* seq = graph_->create_node("SequenceEmpty", {}, 1, {{"dtype", static_cast<int64_t>(dt)}})->output(0);
+  seq->set_type(ir::ValueType::sequence(dt));
   return seq;
 }
 
