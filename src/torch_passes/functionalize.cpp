@@ -19,6 +19,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "torch_passes/list_erase.h"
 #include "torch_passes/origin.h"
 #include "torch_passes/passes.h"
 
@@ -115,6 +116,7 @@ class Functionalizer {
       if (k < 0) continue;
       Value* target = n->input(static_cast<size_t>(k));
       Value* rest = pop_as_slices(n);  // list.pop(i), del l[i]: l[i], and l[:i] + l[i+1:] from then on
+      if (!rest) rest = pop_at_run_time(n);   // (i computed at run time: t2o::list_erase(l, i))
       if (!rest) rest = insert_as_slices(n);  // list.insert(i, v): l[:i] + [v] + l[i:]
       if (!rest) rest = extend_as_add(n);     // list.extend(m), l += m: l + m
       if (rest) {
@@ -184,6 +186,27 @@ class Functionalizer {
     Value* head = graph_.insert(c10::aten::slice, {l, none, n->input(1), one});
     Value* tail = graph_.insert(c10::aten::slice, {l, graph_.insertConstant(*idx + 1), none, one});
     return graph_.insert(c10::aten::add, {head, tail});
+  }
+
+  // `x = l.pop(i)` / `del l[i]` with i computed at run time: x = l[i], and
+  // the list is t2o::list_erase(l, i) from then on. Returns it, or null for
+  // other nodes.
+  Value* pop_at_run_time(Node* n) {
+    const bool del = n->kind() == c10::aten::Delete;
+    if ((!del && n->kind() != c10::aten::pop) || n->inputs().size() != 2 ||
+        n->input(0)->type()->kind() != c10::TypeKind::ListType)
+      return nullptr;
+    register_list_erase();
+    torch::jit::WithInsertPoint guard(n);
+    Value* l = n->input(0);
+    if (!del) {
+      Value* item = graph_.insert(c10::aten::__getitem__, {l, n->input(1)});
+      item->setType(n->output()->type());
+      n->output()->replaceAllUsesWith(item);
+    }
+    Node* erase = graph_.insertNode(graph_.create(list_erase_symbol(), {l, n->input(1)}, 1));
+    erase->output()->setType(l->type());
+    return erase->output();
   }
 
   // `l.insert(i, v)` with a constant i: l[:i] + [v] + l[i:] (Python's

@@ -553,3 +553,67 @@ def test_tuple_output_from_if_with_raised_exception(kind, keep):
             else:
                 return torch.zeros(5), torch.zeros(5)
     Suite(kind, keep).run_test(torch.jit.script(M()), (torch.zeros(1),))
+
+
+@classes(trace=False)
+def test_list_del_nested(kind, keep):
+    """`del res[i]` with i a loop's index: t2o::list_erase, then SequenceErase."""
+    class ListModel(torch.nn.Module):
+        def forward(self, x, y):
+            res = []
+            for i in range(x.size(0)):
+                for j in range(x.size(1)):
+                    res += [torch.matmul(x[i][j], y)]
+                    del res[i]
+                res += [torch.matmul(x[i][0], y)]
+            return res
+    Suite(kind, keep).run_test(torch.jit.script(ListModel()), (torch.randn(4, 4, 3, 4), torch.randn(4, 5)))
+
+
+@classes(trace=False)
+def test_list_pop_runtime_index(kind, keep):
+    """`l.pop(i)` with i an input's size: the element, and the list without it, both at run time."""
+    class ListModel(torch.nn.Module):
+        def forward(self, x, y):
+            res = []
+            for i in range(x.size(0)):
+                res.append(x[i] * (i + 1))
+            last = res.pop(y.size(0) - 4)
+            return last, res
+    suite = Suite(kind, keep)
+    suite.run_test(torch.jit.script(ListModel()), (torch.randn(4, 3), torch.randn(2)), input_names=["x", "y"],
+                   dynamic_axes={"x": [0], "y": [0]}, additional_test_inputs=[(torch.randn(6, 3), torch.randn(5))])
+
+
+def test_list_erase_out_of_range_fails_in_onnx_runtime():
+    """Python raises IndexError for `del l[i]` past the end; the exported model fails there too."""
+    class ListModel(torch.nn.Module):
+        def forward(self, x, y):
+            res = [x[0], x[1], x[2]]
+            del res[y.size(0)]
+            return torch.stack(res)
+    model, f = torch.jit.script(ListModel()), io.BytesIO()
+    export(model, (torch.randn(3, 2), torch.randn(1)), f, opset_version=OPSET, input_names=["x", "y"],
+           dynamic_axes={"y": [0]})
+    session = verification.ort_session(f.getvalue())
+    x = torch.randn(3, 2)
+    for n in (0, 1, 2):
+        out = session.run(None, {"x": x.numpy(), "y": np.zeros(n, np.float32)})[0]
+        np.testing.assert_allclose(out, model(x, torch.zeros(n)).numpy())
+    with pytest.raises(Exception):
+        model(x, torch.zeros(3))
+    with pytest.raises(Exception):
+        session.run(None, {"x": x.numpy(), "y": np.zeros(3, np.float32)})
+
+
+@classes(trace=False)
+def test_slice_dynamic_shape_script(kind, keep):
+    """x.shape[1 : x.size(2)]: a slice of the sizes whose end is known at run time."""
+    class DynamicSliceModel(torch.nn.Module):
+        def forward(self, x):
+            return x.new_zeros(x.shape[1: x.size(2)])
+    x = torch.rand(1, 2, 3, 4)
+    suite = Suite(kind, keep)
+    suite.run_test(DynamicSliceModel(), x, input_names=["x"], dynamic_axes={"x": [0, 1, 2, 3]},
+                   additional_test_inputs=[torch.rand(2, 3, 4, 5)])
+    suite.run_test(DynamicSliceModel(), x, remained_onnx_input_idx=[])

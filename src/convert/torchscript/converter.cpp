@@ -152,6 +152,8 @@ std::vector<Slot> Converter::unpack(const Slot& s, size_t expected, Node* n) {
       idx->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
       ir::Value* item = graph_->create_node("SequenceAt", {s.value, idx}, 1)->output(0);
       item->type().dtype = s.value->type().dtype;
+      if (const ExampleInfo* info = info_of(n->output(i)); info && info->kind == ExampleInfo::Kind::Tensor)
+        with_rank(item, static_cast<int64_t>(info->sizes.size()));
       out.push_back(value_slot(item));
     }
   } else {

@@ -40,7 +40,8 @@ inline bool is_list_op(const Node* n) {
   if (n->inputs().empty() || !is_list_type(n->input(0)->type())) return false;
   return k == c10::aten::append || k == c10::aten::len || k == c10::aten::__getitem__ || k == c10::aten::_set_item ||
          k == c10::aten::list || k == c10::aten::slice || (k == c10::aten::add && n->inputs().size() == 2) ||
-         (k == c10::aten::__contains__ && n->inputs().size() == 2);
+         (k == c10::aten::__contains__ && n->inputs().size() == 2) ||
+         k == c10::Symbol::fromQualString("t2o::list_erase");  // (torch_passes/list_erase.h)
 }
 
 // (stack/cat of a sequence is handled by the converter too, but they have
@@ -153,6 +154,7 @@ class Converter : public ConstantMemo {
   // elems[start:end:step] with Python's rules for omitted and negative bounds.
   std::vector<Slot> python_slice(const std::vector<Slot>& elems, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step, Node* n);
   ir::Value* empty_sequence(ir::DType dt);  // SequenceEmpty of dt in the current graph
+  bool runtime_slice_of_numbers(Node* n, const std::vector<Slot>& elems, ir::DType dt);
   ir::Value* int64_constant(int64_t v);  // a 0-d int64 Constant in the current graph
   Slot sequence_slice(Node* n, ir::Value* seq, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step,
                       ir::DType dt);

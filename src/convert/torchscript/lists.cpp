@@ -1,4 +1,7 @@
 #include "convert/torchscript/converter.h"
+
+#include <limits>
+
 #include "symbolic/helpers.h"
 
 namespace torch2onnx::convert::torchscript {
@@ -187,9 +190,14 @@ void Converter::convert_list_op(Node* n) {
       ir::Value* seq = to_sequence(list, dt, n->input(0), n);
       ir::Value* item = graph_->create_node("SequenceAt", {seq, int_value(n->input(1))}, 1)->output(0);
       item->type().dtype = dt;
+      if (const ExampleInfo* info = info_of(n->output()); info && info->kind == ExampleInfo::Kind::Tensor)
+        with_rank(item, static_cast<int64_t>(info->sizes.size()));
       slot_of(n->output()) = value_slot(item);
     }
   } else if (k == c10::aten::slice) {  // l[start:end:step]
+    const auto elem = n->input(0)->type()->expectRef<c10::ListType>().getElementType()->kind();
+    const bool numbers = elem == c10::TypeKind::IntType || elem == c10::TypeKind::FloatType;
+    if (fixed && numbers && runtime_slice_of_numbers(n, elems, dt)) return;
     auto bound = [&](size_t i) -> std::optional<int64_t> {
       const Slot& s = get_slot(n->input(i));
       if (s.kind == Slot::Kind::Constant && s.constant.isNone()) return std::nullopt;
@@ -204,6 +212,21 @@ void Converter::convert_list_op(Node* n) {
     }
     slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr,
                                 python_slice(elems, bound(1), bound(2), bound(3).value_or(1), n), next_id_++};
+  } else if (k == c10::Symbol::fromQualString("t2o::list_erase")) {  // del l[i], l.pop(i) (functionalize)
+    auto idx = const_index(1);
+    if (fixed && idx) {
+      const int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(elems.size()) : *idx;
+      if (i < 0 || i >= static_cast<int64_t>(elems.size()))
+        throw Error(Error::Kind::Conversion, "list index out of range in " +
+                                                 torch_side::describe_origin(*origins_.of(n)));
+      elems.erase(elems.begin() + i);
+      slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr, elems, next_id_++};
+    } else {  // (SequenceErase: a negative position counts from the end; out of range fails, as in Python)
+      ir::Value* out = graph_->create_node("SequenceErase", {to_sequence(list, dt, n->input(0), n),
+                                                             int_value(n->input(1))}, 1)->output(0);
+      out->set_type(ir::ValueType::sequence(dt));
+      slot_of(n->output()) = sequence_slot(out);
+    }
   } else if (k == c10::aten::_set_item) {
     auto idx = const_index(1);
     if (fixed && idx) {
@@ -226,6 +249,42 @@ void Converter::convert_list_op(Node* n) {
       slot_of(n->output()) = sequence_slot(out);
     }
   }
+}
+
+// l[start:end:step] of a fixed-length list of numbers (x.shape[1:x.size(2)])
+// with a bound computed at run time: the numbers as a 1-D tensor, Slice (whose
+// clamping of the bounds is Python's), and the pieces as a sequence (a list of
+// run-time length). False when every bound is a constant (python_slice's work).
+bool Converter::runtime_slice_of_numbers(Node* n, const std::vector<Slot>& elems, ir::DType dt) {
+  bool runtime = false;
+  for (size_t i = 1; i < 4 && i < n->inputs().size(); ++i) {
+    const Slot& b = get_slot(n->input(i));
+    runtime = runtime || !(b.kind == Slot::Kind::Constant && (b.constant.isNone() || b.constant.isInt()));
+  }
+  if (!runtime || elems.empty()) return false;
+  require_sequences(n, 11, "sliced at bounds known at run time makes");
+  SymbolicContext ctx("aten::slice", {}, {}, graph_, options_.opset_version, this);
+  std::vector<ir::Value*> parts;
+  for (const Slot& e : elems) parts.push_back(helpers::reshape(ctx, element_value(e, dt), {1}));
+  ir::Value* all = parts.size() == 1 ? parts[0] : ctx.op("Concat", parts, {{"axis", int64_t{0}}});
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  auto bound = [&](size_t i, int64_t dflt) {
+    const Slot& b = get_slot(n->input(i));
+    if (b.kind == Slot::Kind::Constant && b.constant.isNone()) return ctx.const_ints({dflt});
+    return helpers::reshape(ctx, int_value(n->input(i)), {1});
+  };
+  const Slot& step_slot = get_slot(n->input(3));
+  if (step_slot.kind != Slot::Kind::Constant || !step_slot.constant.isInt() || step_slot.constant.toInt() == 0)
+    throw Error(Error::Kind::Conversion, "a list slice step must be a nonzero constant (in " +
+                                             torch_side::describe_origin(*origins_.of(n)) + ")");
+  const int64_t step = step_slot.constant.toInt();
+  ir::Value* start = bound(1, step > 0 ? 0 : -1);
+  ir::Value* end = bound(2, step > 0 ? big : -big);
+  ir::Value* piece = ctx.op("Slice", {all, start, end, ctx.const_ints({0}), ctx.const_ints({step})});
+  ir::Value* seq = ctx.op("SplitToSequence", {piece}, {{"axis", int64_t{0}}, {"keepdims", int64_t{0}}});
+  seq->set_type(ir::ValueType::sequence(dt));
+  slot_of(n->output()) = sequence_slot(seq);
+  return true;
 }
 
 // l[start:end] of a list of run-time length, for the constant bounds list
