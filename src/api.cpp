@@ -252,6 +252,15 @@ void export_program_to_file(const std::string& program, const std::string& path,
   });
 }
 
+void export_program_to_file(const frontend::pt2::Program& program, const std::string& path,
+                            const ExportOptions& options) {
+  Report report(options, program.archive_path, path);
+  report.run([&] {
+    ir::Model model = export_program_ir(program, options, user_registry());
+    write_file(model, path, options, {}, &report);
+  });
+}
+
 std::string export_program_to_bytes(const std::string& program, const ExportOptions& options) {
   Report report(options, program, "");
   return report.run([&] {

@@ -34,6 +34,9 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
 
 // The .pt2 program at `program` exported to `path`.
 void export_program_to_file(const std::string& program, const std::string& path, const ExportOptions& options);
+// The same for a program already read (or made in memory: Program::in_memory).
+void export_program_to_file(const frontend::pt2::Program& program, const std::string& path,
+                            const ExportOptions& options);
 
 // The .pt2 program at `program` exported, as a serialized ModelProto; an Io
 // error when the weights need external data.

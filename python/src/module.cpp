@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "api_internal.h"
+#include "frontend/pt2/program.h"
 #include "python_symbolic.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/find_mismatch.h"
@@ -17,6 +18,11 @@
 
 namespace py = pybind11;
 using namespace torch2onnx;
+
+namespace torch2onnx::convert::torchscript {
+ir::DType to_dtype(at::ScalarType st);  // (convert/torchscript/args.cpp)
+ir::Tensor borrow(const at::Tensor& t);
+}
 
 namespace {
 
@@ -252,6 +258,39 @@ PYBIND11_MODULE(_C, m) {
       py::arg("program"), py::arg("path"), py::arg("options"),
       "Exports the .pt2 program at `program` (a path, /proc/self/fd/N included); writes `path` (or returns the "
       "bytes when path is None)");
+
+  m.def(
+      "export_program_in_memory",
+      [](py::bytes program_json, py::dict tensors, py::object path, py::dict options) -> py::object {
+        ExportOptions o = options_from(options);
+        frontend::pt2::Program program =
+            frontend::pt2::parse_program(std::string(program_json), "the captured program");
+        program.archive_path = "<the captured program>";
+        for (auto item : tensors) {
+          const std::string name = item.first.cast<std::string>();
+          if (!THPVariable_Check(item.second.ptr()))
+            throw Error(Error::Kind::Usage, "the program's '" + name + "' is not a tensor");
+          at::Tensor t = THPVariable_Unpack(item.second.ptr());
+          const ir::DType dt = convert::torchscript::to_dtype(t.scalar_type());
+          // (the caller takes the archive path for these: _dynamo._in_memory)
+          if (t.is_meta() || !t.device().is_cpu() || t.is_quantized() || t.is_sparse() || t.is_complex() ||
+              dt == ir::DType::Undefined)
+            throw Error(Error::Kind::Usage, "the program's '" + name + "' cannot be handed over in memory");
+          program.in_memory.emplace(name, convert::torchscript::borrow(t));  // (contiguous: a copy if not)
+        }
+        std::string file = path.is_none() ? std::string() : path.cast<std::string>();
+        std::string bytes = without_gil([&] {
+          if (!file.empty()) {
+            api::export_program_to_file(program, file, o);
+            return std::string();
+          }
+          return api::export_program_to_bytes(program, o);
+        });
+        return file.empty() ? py::object(py::bytes(bytes)) : py::object(py::none());
+      },
+      py::arg("program_json"), py::arg("tensors"), py::arg("path"), py::arg("options"),
+      "Exports a program given as torch.export's JSON with its weights and constants as tensors (read in place, "
+      "not copied); writes `path` (or returns the bytes when path is None)");
 
   m.def(
       "find_mismatch_program",

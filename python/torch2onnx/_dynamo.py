@@ -381,10 +381,51 @@ def _write_report(directory, model_name, status, ep, strategy, options, timings,
     return path
 
 
+def _in_memory(ep):
+    """(program JSON, {name: tensor}) to hand the C++ core the program with its
+    own weights and constants, read in place (no copy of the weights: issue
+    38); None where the program has tensors it cannot take so (not on the CPU,
+    quantized, sparse, complex, subclasses) or torch cannot serialize the
+    program without its weights: the archive path then."""
+    try:
+        from torch._export.serde.serialize import serialize
+    except ImportError:
+        return None
+    tensors = {}
+    for name, t in list(ep.state_dict.items()) + list(ep.constants.items()):
+        if not isinstance(t, torch.Tensor):
+            continue  # (script objects: the archive path names them)
+        if (type(t) not in (torch.Tensor, torch.nn.Parameter) or t.device.type != "cpu" or t.is_quantized
+                or t.is_sparse or t.is_complex() or t.dtype not in _IN_MEMORY_DTYPES):
+            return None
+        tensors[name] = t.detach()
+    try:
+        artifact = serialize(ep, serialize_state_dict=False, serialize_constants=False,
+                             serialize_example_inputs=False)
+    except TypeError:  # (a torch whose serialize always writes the weights)
+        return None
+    return artifact.exported_program, tensors
+
+
+_IN_MEMORY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
+                     torch.int16, torch.int32, torch.int64, torch.bool}
+
+
 def _convert(ep, path, options, timings):
-    """The program saved into an anonymous in-memory file, exported by the C++ core."""
+    """The program exported by the C++ core: its JSON and its tensors handed
+    over in memory, or (where that cannot be, _in_memory) saved into an
+    anonymous in-memory file."""
     from .utils import _C
 
+    start = time.perf_counter()
+    handed = _in_memory(ep)
+    if handed is not None:
+        program_json, tensors = handed
+        timings.append(("torch.export serialize (the program, without its weights)", time.perf_counter() - start))
+        start = time.perf_counter()
+        data = _C().export_program_in_memory(program_json, tensors, path, options)
+        timings.append(("torch2onnx (C++: convert, write)", time.perf_counter() - start))
+        return data
     start = time.perf_counter()
     buffer = io.BytesIO()
     torch.export.save(ep, buffer)

@@ -74,6 +74,24 @@ struct Binder {
     return in;
   }
 
+  // `in` (an Optional[Tensor] graph input), or `dflt` where it is None: a
+  // tensor the graph reads in its place.
+  Value* or_default(Value* in, const at::Tensor& dflt) {
+    torch::jit::WithInsertPoint at_start(*graph.block()->nodes().begin());
+    Value* is_none = graph.insert(c10::aten::__is__, {in, graph.insertConstant(c10::IValue())});
+    torch::jit::Node* choose = graph.insertNode(graph.create(c10::prim::If, {is_none}, 1));
+    choose->output()->setType(c10::TensorType::get());
+    {
+      torch::jit::WithInsertPoint in_then(choose->addBlock());
+      choose->blocks()[0]->registerOutput(graph.insertConstant(dflt.detach().clone()));
+    }
+    {
+      torch::jit::WithInsertPoint in_else(choose->addBlock());
+      choose->blocks()[1]->registerOutput(graph.insertUncheckedCast(in, c10::TensorType::get()));
+    }
+    return choose->output();
+  }
+
   // The 1-D tensor of a list of numbers or of 0-d tensors; none for anything else.
   static std::optional<at::Tensor> number_list(const c10::IValue& arg, at::ScalarType st) {
     std::vector<at::Tensor> parts;
@@ -283,6 +301,19 @@ void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const 
   for (size_t i = 0; i < n_user; ++i) {
     Value* orig = originals[i];
     std::string name = i < tg.input_arg_names.size() ? tg.input_arg_names[i] : orig->debugName();
+    // An Optional[Tensor] parameter with a tensor default, given a tensor:
+    // an optional input (opset 15+) that, left unfed, is that default, as a
+    // PyTorch caller who leaves the argument out gets it (never None: the
+    // `is None` path PyTorch does not take there).
+    const auto* dflt = i < tg.input_defaults.size() && tg.input_defaults[i] ? &*tg.input_defaults[i] : nullptr;
+    if (dflt && dflt->isTensor() && !dflt->toTensor().is_quantized() && binder.opset >= 15 &&
+        orig->type()->kind() == c10::TypeKind::OptionalType &&
+        orig->type()->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType &&
+        args[i].isTensor() && !args[i].toTensor().is_quantized()) {
+      Value* in = binder.new_tensor_input(name, args[i].toTensor(), TorchGraph::InputForm::Optional);
+      orig->replaceAllUsesWith(binder.or_default(in, dflt->toTensor()));
+      continue;
+    }
     Value* bound = binder.bind(orig->type(), args[i], name);
     orig->replaceAllUsesWith(bound);
   }

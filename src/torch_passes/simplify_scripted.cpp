@@ -11,6 +11,7 @@
 #include <torch/csrc/jit/passes/lower_tuples.h>
 
 #include <optional>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -179,12 +180,16 @@ bool certainly_raises(torch::jit::Block* b) {
   return false;
 }
 
-// An If whose one branch raises: the condition takes the other value, here
-// and wherever else it is read (an exported model never raises). LibTorch's
-// EliminateExceptions does this too, but it loops forever when two Ifs test
-// the same condition (the second replaces the constant it put in with
-// itself: scripted `F.embedding_bag` with `per_sample_weights`).
-// The graph inputs `v` is computed from.
+// Reads only what a tensor is (its sizes, rank, dtype, device), not its values.
+bool reads_metadata(const torch::jit::Node* n) {
+  static const std::unordered_set<std::string> kinds = {
+      "aten::size", "aten::sym_size", "aten::dim", "aten::len", "aten::numel", "aten::is_floating_point",
+      "prim::dtype", "prim::device", "prim::layout", "prim::is_cuda"};
+  return kinds.count(n->kind().toQualString()) != 0;
+}
+
+// The graph inputs whose values `v` is computed from (not those it reads only
+// the sizes of: `if x.size(0) != 3: raise` checks what torch.onnx drops).
 void inputs_read(torch::jit::Value* v, const torch::jit::Graph& g, std::unordered_set<torch::jit::Value*>& seen,
                  std::unordered_set<const torch::jit::Value*>& out) {
   if (!seen.insert(v).second) return;
@@ -192,9 +197,15 @@ void inputs_read(torch::jit::Value* v, const torch::jit::Graph& g, std::unordere
     out.insert(v);
     return;
   }
+  if (reads_metadata(v->node())) return;
   for (torch::jit::Value* in : v->node()->inputs()) inputs_read(in, g, seen, out);
 }
 
+// An If whose one branch raises: the condition takes the other value, here
+// and wherever else it is read (an exported model never raises). LibTorch's
+// EliminateExceptions does this too, but it loops forever when two Ifs test
+// the same condition (the second replaces the constant it put in with
+// itself: scripted `F.embedding_bag` with `per_sample_weights`).
 void eliminate_exceptions(torch::jit::Block* b, torch::jit::Value* yes, torch::jit::Value* no,
                           std::vector<torch::jit::Value*>& checked) {
   for (torch::jit::Node* n : b->nodes()) {

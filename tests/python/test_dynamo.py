@@ -1,6 +1,6 @@
 """torch2onnx.export(..., dynamo=True) and ExportedPrograms: the model is
 captured with torch.export (non-strict, then strict), handed to the C++ core
-in memory as a .pt2, and converted by the .pt2 frontend. Returns an
+in memory (its JSON and its own tensors), and converted by the .pt2 frontend. Returns an
 ONNXProgram as torch.onnx.export(dynamo=True) does."""
 import io
 import os
@@ -102,6 +102,31 @@ def test_verify_and_report(tmp_path):
     for part in ("## Stages", "torch.export (non-strict)", "## Program operators", "aten.conv2d.default",
                  "## ONNX graph", "| Conv | 1 |", "## Verification", "match"):
         assert part in text, part
+
+
+def test_weights_are_handed_over_in_place(tmp_path):
+    """The program goes to the C++ core as its JSON and its own tensors (parameters, buffers, constants), read
+    in place: no serialized copy of the weights (issue 38). The report's stages say which way it went; the
+    external data written holds exactly the weights."""
+    class WithConstant(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(64, 32)
+            self.register_buffer("scale", torch.full((32,), 0.5), persistent=False)
+            self.register_buffer("t", torch.randn(32, 64).t(), persistent=True)  # (not contiguous)
+
+        def forward(self, x):
+            return self.fc(x) * self.scale + x @ self.t + torch.tensor([1.0, 2.0]).sum()
+    module, x = WithConstant().eval(), torch.randn(3, 64)
+    program = torch2onnx.export(module, (x,), tmp_path / "w.onnx", dynamo=True, report=True,
+                                artifacts_dir=str(tmp_path / "reports"), external_data=True,
+                                dynamic_shapes={"x": {0: torch.export.Dim("batch")}})
+    (report,) = os.listdir(tmp_path / "reports")
+    text = (tmp_path / "reports" / report).read_text()
+    assert "without its weights" in text and "torch.export.save" not in text
+    matches(program, module, [(x,), (torch.randn(5, 64),)])
+    model = onnx.load(str(tmp_path / "w.onnx"))
+    onnx.checker.check_model(model, full_check=True)
 
 
 class Squeezes(nn.Module):

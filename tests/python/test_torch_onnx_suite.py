@@ -154,7 +154,7 @@ def test_all_optional_default_tensor_script(kind, keep):
                 return torch.tensor(-1.0)
     x, y = torch.randn(2, 3), torch.randn(2, 3)
     model, suite = torch.jit.script(Model()), Suite(kind, keep)
-    suite.run_test(model, (x,))  # an optional graph input left unfed is None
+    suite.run_test(model, (x,))  # an optional graph input left unfed is its default
     # input_names=["y"] names the first input, x, "y": ONNX Runtime computes with the caller's y as x, PyTorch
     # with x's default (torch.onnx's model does the same).
     with pytest.raises(AssertionError, match="Tensor-likes are not close!"):
@@ -165,7 +165,9 @@ def test_all_optional_default_tensor_script(kind, keep):
 
 @pytest.mark.parametrize("opset", [15, 17])
 def test_optional_inputs_left_unfed(opset):
-    """Optional[Tensor] parameters are ONNX optional inputs: each feeding PyTorch's None where left unfed."""
+    """Optional[Tensor] parameters are ONNX optional inputs; one left unfed is what PyTorch gives a caller who
+    leaves the argument out: its default (here a tensor, never None: an unfed y taking the `y is None` path
+    would be a silently wrong model)."""
     x, y, z = torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3)
     model, f = torch.jit.script(MixedOptional()), io.BytesIO()
     export(model, (x, {"y": y}), f, opset_version=opset, input_names=["x", "y", "z"])
@@ -174,7 +176,26 @@ def test_optional_inputs_left_unfed(opset):
     onnx.checker.check_model(proto, full_check=True)
     session = verification.ort_session(f.getvalue())
     for feeds in ({"x": x}, {"x": x, "y": y}, {"x": x, "z": z}, {"x": x, "y": y, "z": z}):
-        expected = model(x, feeds.get("y"), feeds.get("z"))
+        expected = model(x, **{k: v for k, v in feeds.items() if k != "x"})
+        actual = session.run(None, {k: v.numpy() for k, v in feeds.items()})[0]
+        torch.testing.assert_close(torch.from_numpy(actual), expected)
+
+
+def test_optional_inputs_with_none_defaults_left_unfed():
+    """An Optional[Tensor] parameter whose default is None: left unfed, it is None (the `is None` path)."""
+    class NoneDefaults(torch.nn.Module):
+        def forward(self, x, y: Optional[Tensor] = None, z: Optional[Tensor] = None):
+            if y is not None:
+                return x + y
+            if z is not None:
+                return x * z
+            return x - 1
+    x, y, z = torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3)
+    model, f = torch.jit.script(NoneDefaults()), io.BytesIO()
+    export(model, (x, y, z), f, opset_version=17, input_names=["x", "y", "z"])
+    session = verification.ort_session(f.getvalue())
+    for feeds in ({"x": x}, {"x": x, "y": y}, {"x": x, "z": z}, {"x": x, "y": y, "z": z}):
+        expected = model(x, **{k: v for k, v in feeds.items() if k != "x"})
         actual = session.run(None, {k: v.numpy() for k, v in feeds.items()})[0]
         torch.testing.assert_close(torch.from_numpy(actual), expected)
 
@@ -617,3 +638,20 @@ def test_slice_dynamic_shape_script(kind, keep):
     suite.run_test(DynamicSliceModel(), x, input_names=["x"], dynamic_axes={"x": [0, 1, 2, 3]},
                    additional_test_inputs=[torch.rand(2, 3, 4, 5)])
     suite.run_test(DynamicSliceModel(), x, remained_onnx_input_idx=[])
+
+
+@classes(trace=False)
+def test_interpolate_no_shape(kind, keep):
+    """interpolate's own checks read y's sizes only: y goes where its sizes are static (as torch.onnx drops it),
+    unlike an input whose values a removed check reads (test_tuple_output_from_if_with_raised_exception)."""
+    class MyModel(torch.jit.ScriptModule):
+        @torch.jit.script_method
+        def forward(self, x, y):
+            x = torch.add(x, x)
+            out1 = torch.nn.functional.interpolate(x, mode="bilinear", size=(16, 16), align_corners=False)
+            out2 = torch.nn.functional.interpolate(x, mode="nearest", size=(int(y.size(0)), int(y.size(1))))
+            return out1, out2
+    x, y = torch.randn(1, 2, 4, 4), torch.randn(16, 16)
+    suite = Suite(kind, keep)
+    suite.run_test(MyModel(), (x, y), input_names=["x", "y"], dynamic_axes={"x": [0, 1, 2, 3], "y": [0, 1]})
+    suite.run_test(MyModel(), (x, y), remained_onnx_input_idx=[0])

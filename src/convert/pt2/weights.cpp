@@ -33,6 +33,7 @@ std::optional<ir::Tensor> ProgramConverter::mapped_tensor(const frontend::ZipEnt
 }
 
 ir::Tensor ProgramConverter::stored_tensor(const std::string& target) {
+  if (auto it = p_.in_memory.find(target); it != p_.in_memory.end()) return it->second;
   const StoredTensor* t = nullptr;
   if (auto it = p_.weights.find(target); it != p_.weights.end()) t = &it->second;
   else if (auto c = p_.constants.find(target); c != p_.constants.end()) t = &c->second;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "torch2onnx/ir/dtype.h"
+#include "torch2onnx/ir/tensor.h"
 
 namespace torch2onnx::frontend::pt2 {
 
@@ -104,6 +105,11 @@ struct Program {
   };
   std::map<std::string, Range> range_constraints;
   std::map<std::string, StoredTensor> weights, constants;
+  // Weights and constants handed over in memory rather than stored in an
+  // archive (the Python package's dynamo path gives the program's own
+  // tensors, read in place: no copy of the weights), by target; they win
+  // over `weights` / `constants`.
+  std::map<std::string, ir::Tensor> in_memory;
 };
 
 // Where a node came from: the module path (from nn_module_stack, "" for the
