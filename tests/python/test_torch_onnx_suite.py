@@ -655,3 +655,38 @@ def test_interpolate_no_shape(kind, keep):
     suite = Suite(kind, keep)
     suite.run_test(MyModel(), (x, y), input_names=["x", "y"], dynamic_axes={"x": [0, 1, 2, 3], "y": [0, 1]})
     suite.run_test(MyModel(), (x, y), remained_onnx_input_idx=[0])
+
+
+@classes(trace=False)
+def test_list_append_nested_2(kind, keep):
+    """Lists that stay empty (the appends sit under a condition that never holds): empty sequences out. The
+    outputs never depend on x, which goes (torch.onnx keeps it: the loop over x.size(0) stays in its graph)."""
+    class ListModel(torch.nn.Module):
+        def forward(self, x):
+            res = []
+            res_replicate = []
+            for i in range(x.size(0)):
+                if len(res) > 2:
+                    for j in range(x.size(1)):
+                        res.append(x[i][j])
+                    res_replicate.append(res[-1])
+                    res.append(res_replicate[-1])
+            return res, res_replicate
+    Suite(kind, keep).run_test(torch.jit.script(ListModel()), (torch.randn(4, 4, 3, 4),), remained_onnx_input_idx=[])
+
+
+@classes(trace=False)
+def test_uninitialized_tensorList_dynamic(kind, keep):
+    """list(x) on a path the example does not take: its elements' dtype is x's (double), not a guess."""
+    class UninitializedTensorListModel(torch.nn.Module):
+        def forward(self, x):
+            if x[0].shape[0] < 5:
+                if x.size(0) == 1:
+                    x += x
+                else:
+                    return list(x)
+            return list(x)
+    Suite(kind, keep).run_test(torch.jit.script(UninitializedTensorListModel()), torch.ones((3, 4), dtype=torch.double),
+                               input_names=["input_1"], dynamic_axes={"input_1": [0, 1]},
+                               additional_test_inputs=[torch.randn((1, 4), dtype=torch.double),
+                                                       torch.randn((2, 9), dtype=torch.double)])

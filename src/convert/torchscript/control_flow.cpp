@@ -199,7 +199,9 @@ void Converter::convert_loop(Node* n) {
     is_list[k] = is_list_type(n->input(2 + k)->type());
     if (is_list[k]) {  // a list growing in the loop: an ONNX sequence
       require_sequences(n, 13, "carried through a loop needs Loop with sequences");
-      ir::DType dt = list_dtype({n->output(k), body_block->inputs()[1 + k], body_block->outputs()[1 + k], n->input(2 + k)});
+      ir::DType dt = known_list_dtype({n->output(k), body_block->inputs()[1 + k], body_block->outputs()[1 + k],
+                                       n->input(2 + k)})
+                         .value_or(appended_dtype(body_block, body_block->inputs()[1 + k]).value_or(ir::DType::Float));
       types.push_back(dt);
       inits.push_back(to_sequence(get_slot(n->input(2 + k)), dt, n->input(2 + k), n));
       continue;

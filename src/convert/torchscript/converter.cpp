@@ -1,5 +1,6 @@
 #include "convert/torchscript/converter.h"
 
+#include <functional>
 #include <iterator>
 
 #include "convert/dispatch.h"
@@ -336,6 +337,31 @@ void Converter::make_outputs() {
     // (an output the example left None, or whose structure it did not show: no example facts)
     if (infos.size() != flat.size() - before) infos.assign(flat.size() - before, nullptr);
     flat_info.insert(flat_info.end(), infos.begin(), infos.end());
+  }
+  if (flat.empty()) {
+    // Only empty lists (a scripted model whose lists stay empty, e.g. appends
+    // under a condition that never holds): each an empty sequence, as
+    // torch.onnx returns them, rather than a model without outputs.
+    std::function<void(const Slot&, const c10::TypePtr&, const TValue*)> empty_lists =
+        [&](const Slot& s, const c10::TypePtr& type, const TValue* v) {
+          if (type->kind() == c10::TypeKind::TupleType && s.kind == Slot::Kind::List &&
+              s.elements.size() == type->containedTypes().size()) {
+            for (size_t i = 0; i < s.elements.size(); ++i) empty_lists(s.elements[i], type->containedTypes()[i], nullptr);
+            return;
+          }
+          const bool empty = (s.kind == Slot::Kind::List && s.elements.empty()) ||
+                             (s.kind == Slot::Kind::Constant && s.constant.isList() && s.constant.toListRef().empty());
+          if (!empty || type->kind() != c10::TypeKind::ListType || options_.opset_version < 11) return;
+          const auto elem = type->expectRef<c10::ListType>().getElementType()->kind();
+          const ir::DType dt = elem == c10::TypeKind::IntType     ? ir::DType::Int64
+                               : elem == c10::TypeKind::FloatType ? ir::DType::Double
+                               : elem == c10::TypeKind::BoolType  ? ir::DType::Bool
+                               : v                                ? list_dtype({v})
+                                                                  : ir::DType::Float;
+          flat.push_back(empty_sequence(dt));
+          flat_info.push_back(nullptr);
+        };
+    for (const TValue* o : tg_.graph->outputs()) empty_lists(get_slot(o), o->type(), o);
   }
   std::vector<GraphInterface::Output> outputs;
   for (size_t i = 0; i < flat.size(); ++i) {

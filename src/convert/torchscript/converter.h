@@ -136,6 +136,8 @@ class Converter : public ConstantMemo {
   // ---- lists
   // The element dtype of a list, from what the example run saw of any of `vs`.
   ir::DType list_dtype(std::initializer_list<const TValue*> vs);
+  std::optional<ir::DType> known_list_dtype(std::initializer_list<const TValue*> vs);  // none: no example, no type
+  std::optional<ir::DType> appended_dtype(torch::jit::Block* body, const TValue* list);
   void require_sequences(const Node* n, int opset = 11, const char* why = "needs ONNX sequences");
 
   // A list slot as an ONNX sequence value in the current graph.

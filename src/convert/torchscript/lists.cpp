@@ -7,6 +7,33 @@
 namespace torch2onnx::convert::torchscript {
 
 ir::DType Converter::list_dtype(std::initializer_list<const TValue*> vs) {
+  return known_list_dtype(vs).value_or(ir::DType::Float);
+}
+
+// The dtype of the tensors a loop body appends to its carried list `list`
+// (none of which the example ran: `list(x)` in a branch it did not take):
+// what the example shows of the appended value, or of the tensor it selects
+// or slices from, or that tensor's ONNX value's dtype.
+std::optional<ir::DType> Converter::appended_dtype(torch::jit::Block* body, const TValue* list) {
+  for (Node* n : body->nodes()) {
+    if (n->kind() != c10::aten::append || n->inputs().size() != 2 || n->input(0) != list) continue;
+    const TValue* v = n->input(1);
+    for (int hop = 0; hop < 2 && v; ++hop) {
+      if (const ExampleInfo* info = info_of(v); info && info->kind == ExampleInfo::Kind::Tensor)
+        return to_dtype(info->dtype);
+      if (slots_.count(v)) {  // (converted already: its ONNX value's dtype)
+        const Slot& s = get_slot(v);
+        if (s.kind == Slot::Kind::Value && s.value && s.value->type().dtype != ir::DType::Undefined)
+          return s.value->type().dtype;
+      }
+      const auto k = v->node()->kind();
+      v = (k == c10::aten::select || k == c10::aten::slice || k == c10::aten::clone) ? v->node()->input(0) : nullptr;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ir::DType> Converter::known_list_dtype(std::initializer_list<const TValue*> vs) {
   for (const TValue* v : vs) {
     const ExampleInfo* info = v ? info_of(v) : nullptr;
     if (!info) continue;
@@ -25,7 +52,7 @@ ir::DType Converter::list_dtype(std::initializer_list<const TValue*> vs) {
     if (elem == c10::TypeKind::FloatType) return ir::DType::Double;
     if (elem == c10::TypeKind::BoolType) return ir::DType::Bool;
   }
-  return ir::DType::Float;
+  return std::nullopt;
 }
 
 void Converter::require_sequences(const Node* n, int opset, const char* why) {
@@ -120,7 +147,10 @@ void Converter::convert_list_op(Node* n) {
   const bool fixed = list.kind == Slot::Kind::List ||
                      (list.kind == Slot::Kind::Constant && (list.constant.isList() || list.constant.isTuple()));
   std::vector<Slot> elems = fixed ? unpack(list, 0, n) : std::vector<Slot>{};
-  const ir::DType dt = list_dtype({n->input(0), n->outputs().empty() ? nullptr : n->output()});
+  // (a list of run-time length already has its sequence's dtype)
+  const ir::DType dt = list.kind == Slot::Kind::Sequence && list.value && list.value->type().dtype != ir::DType::Undefined
+                           ? list.value->type().dtype
+                           : list_dtype({n->input(0), n->outputs().empty() ? nullptr : n->output()});
   auto const_index = [&](size_t i) -> std::optional<int64_t> {
     const Slot& s = get_slot(n->input(i));
     if (s.kind == Slot::Kind::Constant && s.constant.isInt()) return s.constant.toInt();
