@@ -30,7 +30,7 @@ APT_PACKAGES := build-essential cmake ccache git \
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 
-.PHONY: all deps apt-deps venv onnx build test test-full test-zoo test-transformers test-unit test-asan test-1.13 build-1.13 test-clients demo install bench clean
+.PHONY: all deps apt-deps venv onnx build test test-full test-zoo test-transformers test-unit test-asan test-1.13 build-1.13 test-clients demo install bench bench-llm clean
 
 all: build
 
@@ -154,6 +154,11 @@ install: build
 
 bench: deps build
 	$(PYTHON) bench/bench.py --cli $(BUILD_DIR)/torch2onnx --markdown docs/benchmarks.md
+
+# A 0.85 B-parameter transformers Llama through both exporters' two paths:
+# export() seconds and peak RSS (bench/bench_llm.py; ~5 minutes, ~10 GB of RAM).
+bench-llm: deps build
+	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python $(PYTHON) bench/bench_llm.py --markdown docs/benchmarks.md
 
 clean:
 	rm -rf $(BUILD_DIR) $(BUILD_113)

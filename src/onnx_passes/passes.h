@@ -53,8 +53,13 @@ void fuse_rotary_embedding(ir::Model& model, const PassContext& ctx);
 void remove_identities(ir::Model& model, const PassContext& ctx);
 // Concat of Concat (same axis, the inner read once) -> one Concat.
 void fuse_concats(ir::Model& model, const PassContext& ctx);
+// Unsqueeze of Unsqueeze (known axes, the inner read once) -> one Unsqueeze.
+void fuse_unsqueezes(ir::Model& model, const PassContext& ctx);
 // Initializers and Constant nodes with the same content are merged.
 void deduplicate_constants(ir::Model& model, const PassContext& ctx);
+// A node with the same op, inputs and attributes as an earlier one reads the
+// earlier one's outputs instead (eliminate_common_subexpressions.cpp).
+void eliminate_common_subexpressions(ir::Model& model, const PassContext& ctx);
 // The main graph's Constant nodes become initializers (unless
 // keep_initializers_as_inputs would list them as inputs).
 void constants_to_initializers(ir::Model& model, const PassContext& ctx);

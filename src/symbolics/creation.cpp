@@ -196,6 +196,18 @@ void arange_impl(SymbolicContext& ctx, std::optional<size_t> start, size_t end, 
     ctx.out(ctx.constant(start ? arange_constant(ctx, *start, end, step, dt) : arange_constant(ctx, end, {}, step, dt)));
     return;
   }
+  // Integer bounds (position ids, a mask's columns: sizes computed at run
+  // time): Range itself, whose count max(ceil((end - start) / step), 0) and
+  // values start + i * step are PyTorch's exactly for integers.
+  if (!any_float && ctx.opset() >= 11) {
+    auto int_arg = [&](std::optional<size_t> idx, int64_t dflt) {
+      return idx ? ctx.scalar_value(*idx, DType::Int64) : ctx.const_int(dflt);
+    };
+    ir::Value* st = int_arg(step, 1);
+    if (step && ctx.constant(*step) && ctx.i(*step) == 0) ctx.fail("arange: step must be nonzero");
+    ctx.out(ctx.cast(ctx.op("Range", {int_arg(start, 0), ctx.scalar_value(end, DType::Int64), st}), dt));
+    return;
+  }
   // Values start + i * step in the kernel's accumulation type: double for
   // floating results, int64 (truncated bounds) for integer ones.
   const DType acc = ir::is_floating(dt) ? DType::Double : DType::Int64;
