@@ -267,6 +267,10 @@ def judge(out, runs, atol_scale):
         except AssertionError as e:
             if optest.ort_lacks_kernel(str(e)):
                 return "skip", "ONNX Runtime has no kernel at this opset"
+            if label == "grown" and len(want) == 1:
+                # (only eager PyTorch ran: the exported TorchScript fails at these sizes too, e.g. a trace
+                # unpacking the example's number of pieces; the ONNX model refuses them at run time)
+                return "refused", "fails at the grown sizes, as the traced model does"
             return "BAD", f"{label} sizes: ONNX Runtime fails: {str(e)[:300]}"
         errors = []
         for w in want:  # (right when it matches eager PyTorch or the exported TorchScript)

@@ -1,0 +1,147 @@
+"""Graph quality on the transformers corpus (tests/transformers/corpus.py):
+node count and ONNX Runtime latency of torch2onnx's two paths against
+torch.onnx's dynamo exporter, side by side in one run (issue 38).
+
+    PYTHONPATH=build/python build/venv/bin/python bench/bench_graphs.py [--cases bert,llama+cache]
+        [--opset 20] [--runs 20] [--markdown docs/benchmarks.md]
+
+Each case is exported by each exporter in this process (the corpus's example
+at its first size, its dynamic dims dynamic); each file runs in ONNX Runtime
+on one thread (all graph optimizations), median of --runs runs after one
+warm-up, on the example, and is compared with eager PyTorch there
+(1e-4 * (1 + max |torch|)). A failed export is reported as such.
+"""
+import argparse
+import io
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "transformers"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import corpus  # noqa: E402
+import harness  # noqa: E402
+
+HEADING = "## transformers models: graph size and ONNX Runtime latency"
+EXPORTERS = ["t2o-ts", "t2o-dynamo", "onnx-dynamo"]
+LABELS = {"t2o-ts": "torch2onnx TS", "t2o-dynamo": "torch2onnx dynamo", "onnx-dynamo": "torch.onnx dynamo"}
+
+
+def export(which, model, args, kwargs, shapes, axes, names, opset):
+    import torch2onnx
+
+    if which == "t2o-ts":
+        f = io.BytesIO()
+        torch2onnx.export(model, args, f, kwargs=kwargs, dynamo=False, opset_version=opset, input_names=names,
+                          dynamic_axes=axes)
+        return f.getvalue()
+    exporter = torch2onnx if which == "t2o-dynamo" else torch.onnx
+    program = exporter.export(model, args, kwargs=kwargs, dynamo=True, opset_version=opset, dynamic_shapes=shapes)
+    return program.model_proto.SerializeToString()
+
+
+def feeds(session, args, kwargs):
+    """By name where the graph's inputs are named after the keyword args, else in order."""
+    inputs = session.get_inputs()
+    if not args and all(i.name in kwargs and isinstance(kwargs[i.name], torch.Tensor) for i in inputs):
+        return {i.name: kwargs[i.name].numpy() for i in inputs}
+    flat = harness.flatten(list(args) + list(kwargs.values()))
+    return {i.name: t.numpy() for i, t in zip(inputs, flat)}
+
+
+def latency(data, feed, runs):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    session.run(None, feed)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        out = session.run(None, feed)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000, out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--cases", default=None, help="corpus case names (default: all)")
+    p.add_argument("--opset", type=int, default=20)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--markdown", default=None)
+    a = p.parse_args()
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+    cases = [c for c in corpus.CASES if a.cases is None or c.name in a.cases.split(",")]
+    rows = []
+    for case in cases:
+        model, inputs, shapes, axes, names = case.make()
+        args, kwargs = inputs(*corpus.SIZES[case.kind][0])
+        with torch.no_grad():
+            expected = harness.flatten(model(*args, **kwargs))
+        row = {"case": case.name}
+        for which in EXPORTERS:
+            try:
+                data = export(which, model, args, kwargs, shapes, axes, names, a.opset)
+                nodes = len(onnx.load_from_string(data).graph.node)
+                session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+                ms, out = latency(data, feeds(session, args, kwargs), a.runs)
+                ok = len(out) >= len(expected) and all(
+                    np.max(np.abs(o - e.numpy()), initial=0) <= 1e-4 * (1 + np.max(np.abs(e.numpy()), initial=0))
+                    for o, e in zip(out, expected))
+                row[which] = (nodes, ms, ok)
+            except Exception as e:  # (reported in the table: the other exporters still run)
+                row[which] = str(e).splitlines()[0][:80] if str(e) else type(e).__name__
+        rows.append(row)
+        print(row, flush=True)
+    lines = [HEADING, "",
+             f"The transformers corpus (`tests/transformers/corpus.py`: small configs, random weights) at opset "
+             f"{a.opset}, dynamic dims as the corpus makes them; `bench/bench_graphs.py`. Nodes of each file; "
+             f"ONNX Runtime latency on one thread, median of {a.runs} runs on the example (ms); ✗: differs from "
+             "eager PyTorch there.", "",
+             "| model | " + " | ".join(f"{LABELS[w]} nodes" for w in EXPORTERS) + " | "
+             + " | ".join(f"{LABELS[w]} ms" for w in EXPORTERS) + " |",
+             "|---|" + "---:|" * (2 * len(EXPORTERS))]
+    for r in rows:
+        cells_n, cells_t = [], []
+        for w in EXPORTERS:
+            v = r[w]
+            if isinstance(v, str):
+                cells_n.append("failed")
+                cells_t.append("")
+            else:
+                cells_n.append(f"{v[0]}" + ("" if v[2] else " ✗"))
+                cells_t.append(f"{v[1]:.2f}")
+        lines.append(f"| {r['case']} | " + " | ".join(cells_n) + " | " + " | ".join(cells_t) + " |")
+    both = [r for r in rows if all(not isinstance(r[w], str) for w in ("t2o-dynamo", "onnx-dynamo"))]
+    if both:
+        fewer = sum(r["t2o-dynamo"][0] <= r["onnx-dynamo"][0] for r in both)
+        ratio_n = statistics.median(r["t2o-dynamo"][0] / r["onnx-dynamo"][0] for r in both)
+        ratio_t = statistics.median(r["t2o-dynamo"][1] / r["onnx-dynamo"][1] for r in both)
+        lines += ["", f"Where both dynamo paths export ({len(both)} models): torch2onnx's graph has at most the "
+                      f"nodes of torch.onnx's in {fewer}; median node ratio {ratio_n:.2f}, median latency ratio "
+                      f"{ratio_t:.2f} (torch2onnx / torch.onnx)."]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.markdown:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from bench import section
+
+        old = open(a.markdown).read() if os.path.exists(a.markdown) else ""
+        at = section(old, HEADING)
+        new = (old[:at[0]] + text + "\n" + old[at[1]:]) if at else (old.rstrip("\n") + "\n\n" + text)
+        with open(a.markdown, "w") as f:
+            f.write(new)
+
+
+if __name__ == "__main__":
+    main()
