@@ -243,14 +243,16 @@ def test_empty_and_0d_sizes(name):
 
 
 def _zoo_models():
+    """Every other model in `make test`, the rest in `make test-full` (T2O_FULL=1: python.dynamo.full)."""
     import zoo
 
     names = [("zoo", n) for n in zoo.MODELS if n != "word_lm_transformer"]  # (torch.export cannot capture it)
     try:
         import tv_zoo
+        names += [("tv", n) for n in tv_zoo.FAMILIES.values()]
     except ImportError:
-        return names
-    return names + [("tv", n) for n in tv_zoo.FAMILIES.values()]
+        pass
+    return [m for i, m in enumerate(names) if (i % 2 == 0) != harness.FULL]
 
 
 @pytest.mark.parametrize("source,name", _zoo_models())
