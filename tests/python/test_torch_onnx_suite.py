@@ -659,8 +659,8 @@ def test_interpolate_no_shape(kind, keep):
 
 @classes(trace=False)
 def test_list_append_nested_2(kind, keep):
-    """Lists that stay empty (the appends sit under a condition that never holds): empty sequences out. The
-    outputs never depend on x, which goes (torch.onnx keeps it: the loop over x.size(0) stays in its graph)."""
+    """Lists that stay empty (the appends sit under a condition that never holds): empty sequences out. x, which
+    only counts the loop's trips, stays an input, as in torch.onnx (whose graph keeps the loop)."""
     class ListModel(torch.nn.Module):
         def forward(self, x):
             res = []
@@ -672,7 +672,7 @@ def test_list_append_nested_2(kind, keep):
                     res_replicate.append(res[-1])
                     res.append(res_replicate[-1])
             return res, res_replicate
-    Suite(kind, keep).run_test(torch.jit.script(ListModel()), (torch.randn(4, 4, 3, 4),), remained_onnx_input_idx=[])
+    Suite(kind, keep).run_test(torch.jit.script(ListModel()), (torch.randn(4, 4, 3, 4),))
 
 
 @classes(trace=False)
