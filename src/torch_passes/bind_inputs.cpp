@@ -3,8 +3,6 @@
 // input (in order); numbers, strings and None are baked in as constants.
 #include <torch/csrc/jit/ir/constants.h>
 
-#include <unordered_set>
-
 #include "torch_passes/passes.h"
 
 namespace torch2onnx::torch_side {
@@ -276,29 +274,6 @@ void keep_inputs_in_sequences(TorchGraph& tg) {
     }
 }
 
-// The values `v` is computed from, up to the graph's inputs.
-void sources_of(const Value* v, std::unordered_set<const Value*>& seen) {
-  if (!seen.insert(v).second) return;
-  for (const Value* in : v->node()->inputs()) sources_of(in, seen);
-}
-
-void loop_counts(torch::jit::Block* b, std::unordered_set<const Value*>& seen) {
-  for (torch::jit::Node* n : b->nodes()) {
-    if (n->kind() == c10::prim::Loop) sources_of(n->input(0), seen);
-    for (torch::jit::Block* sub : n->blocks()) loop_counts(sub, seen);
-  }
-}
-
-// Inputs a scripted loop's trip count is computed from (`for i in
-// range(x.size(0))`) stay graph inputs, as in torch.onnx, whose graph keeps
-// the Loop reading Shape(x) even where folding leaves nothing of it here.
-void keep_inputs_counting_loops(TorchGraph& tg) {
-  std::unordered_set<const Value*> sources;
-  loop_counts(tg.graph->block(), sources);
-  for (size_t i = 0; i < tg.user_inputs.size() && i < tg.user_input_kept.size(); ++i)
-    if (sources.count(tg.user_inputs[i])) tg.user_input_kept[i] = true;
-}
-
 }  // namespace
 
 void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const TorchContext& ctx) {
@@ -351,7 +326,6 @@ void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const 
     }
   }
   keep_inputs_in_sequences(tg);
-  keep_inputs_counting_loops(tg);
 }
 
 }  // namespace torch2onnx::torch_side
