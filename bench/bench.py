@@ -411,6 +411,11 @@ def baseline_rss(cli, work):
 
 
 PT2_HEADING = "## .pt2 programs: torch2onnx vs torch.onnx dynamo"
+# The sections the other benchmarks write into the same page (bench_llm.py,
+# bench_graphs.py): this one's run keeps them, as it keeps the .pt2 one.
+LLM_HEADING = "## A large decoder: torch2onnx vs torch.onnx (seconds and peak memory)"
+GRAPHS_HEADING = "## transformers models: graph size and ONNX Runtime latency"
+OTHER_HEADINGS = (PT2_HEADING, LLM_HEADING, GRAPHS_HEADING)
 
 
 def section(text, heading):
@@ -424,6 +429,20 @@ def section(text, heading):
             end = next((j for j in range(k + 1, len(lines)) if lines[j].startswith(level)), len(lines))
             return starts[k], starts[end]
     return None
+
+
+def write_section(path, heading, body):
+    """Replaces the section of the markdown file at `path` under `heading`
+    (from the heading to the next heading of its level) with `body`, which
+    starts with that heading, or appends it; the rest stays."""
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    at = section(text, heading)
+    if at:
+        text = text[:at[0]] + body.rstrip("\n") + "\n" + ("\n" + text[at[1]:] if text[at[1]:] else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + body.rstrip("\n") + "\n"
+    with open(path, "w") as f:
+        f.write(text)
 
 
 def main():
@@ -470,13 +489,14 @@ def main():
         table(rows, a.opset, a.repeat, base) + "\n\n" + (scaling_table(scaling) + "\n" if scaling else "")
     print(text)
     if a.markdown:
-        kept = ""  # the .pt2 section (--pt2) stays
+        kept = ""  # the sections the other benchmarks wrote stay (.pt2 with --pt2, bench_llm, bench_graphs)
         if os.path.exists(a.markdown):
             with open(a.markdown) as f:
                 old = f.read()
-            at = section(old, PT2_HEADING)
-            if at:
-                kept = "\n" + old[at[0]:at[1]].rstrip("\n") + "\n"
+            for heading in OTHER_HEADINGS:
+                at = section(old, heading)
+                if at:
+                    kept += "\n" + old[at[0]:at[1]].rstrip("\n") + "\n"
         with open(a.markdown, "w") as f:
             f.write(text.rstrip("\n") + "\n" + kept)
     if a.json:

@@ -29,8 +29,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "transformers"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import corpus  # noqa: E402
 import harness  # noqa: E402
+from bench import GRAPHS_HEADING as HEADING, write_section  # noqa: E402
 
-HEADING = "## transformers models: graph size and ONNX Runtime latency"
 EXPORTERS = ["t2o-ts", "t2o-dynamo", "onnx-dynamo"]
 LABELS = {"t2o-ts": "torch2onnx TS", "t2o-dynamo": "torch2onnx dynamo", "onnx-dynamo": "torch.onnx dynamo"}
 
@@ -133,14 +133,7 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     if a.markdown:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from bench import section
-
-        old = open(a.markdown).read() if os.path.exists(a.markdown) else ""
-        at = section(old, HEADING)
-        new = (old[:at[0]] + text + "\n" + old[at[1]:]) if at else (old.rstrip("\n") + "\n\n" + text)
-        with open(a.markdown, "w") as f:
-            f.write(new)
+        write_section(a.markdown, HEADING, text)
 
 
 if __name__ == "__main__":

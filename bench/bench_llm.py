@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 
-HEADING = "## A large decoder: torch2onnx vs torch.onnx (seconds and peak memory)"
 EXPORTERS = {
     "t2o-ts": "torch2onnx `dynamo=False`",
     "t2o-dynamo": "torch2onnx `dynamo=True`",
@@ -98,6 +97,8 @@ def main():
         a.exporter = a.child
         child(a)
         return
+    from bench import LLM_HEADING as HEADING, write_section  # (the parent only: children measure their RSS)
+
     rows = []
     for name in a.exporters.split(","):
         work = tempfile.mkdtemp(prefix="t2o-bench-llm-")
@@ -136,14 +137,7 @@ def main():
     text = "\n".join(lines) + "\n"
     print(text)
     if a.markdown:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from bench import section
-
-        old = open(a.markdown).read() if os.path.exists(a.markdown) else ""
-        at = section(old, HEADING)
-        new = (old[:at[0]] + text + "\n" + old[at[1]:]) if at else (old.rstrip("\n") + "\n\n" + text)
-        with open(a.markdown, "w") as f:
-            f.write(new)
+        write_section(a.markdown, HEADING, text)
 
 
 if __name__ == "__main__":

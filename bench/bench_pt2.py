@@ -234,19 +234,6 @@ def pt2_table(rows, opset, repeat):
     return "\n".join(lines)
 
 
-def write_section(path, body):
-    """Replaces the .pt2 section of the markdown file at `path` (from its
-    heading to the next '## ' heading), or appends it; the rest stays."""
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    at = bench.section(text, bench.PT2_HEADING)
-    if at:
-        text = text[:at[0]] + body.rstrip("\n") + "\n" + ("\n" + text[at[1]:] if text[at[1]:] else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + body.rstrip("\n") + "\n"
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def versions():
     import onnx
     import onnxruntime
@@ -273,7 +260,7 @@ def run(a):
             f"{versions()}).\n\n" + pt2_table(rows, a.opset, a.repeat) + "\n")
     print(body)
     if a.markdown:
-        write_section(a.markdown, body)
+        bench.write_section(a.markdown, bench.PT2_HEADING, body)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"pt2": rows}, f, indent=1)

@@ -9,7 +9,6 @@
 // deduplicate_constants' work), random ops, ops of other domains (custom ops
 // may keep state); a later node whose output is a graph output stays (its
 // name is the caller's).
-#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -31,8 +30,7 @@ bool mergeable(const ir::Node& n) {
 
 bool makes_graph_output(const ir::Node& n) {
   for (const ir::Value* out : n.outputs())
-    for (const ir::Use& u : out->uses())
-      if (!u.user) return true;
+    if (is_graph_output(out)) return true;
   return false;
 }
 

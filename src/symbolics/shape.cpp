@@ -114,15 +114,15 @@ void unflatten(SymbolicContext& ctx) {
 // rank is then the run's (Shape, a mask of the dims that are 1, Compress,
 // Reshape), as PyTorch's is.
 // A .pt2 program fixed the result's rank with its guards: that decides.
-// The index of dim `idx` (an int computed at run time) among `rank` dims, as
-// a [1] tensor: Gather from [0, rank) (negative dims count from the end),
-// which fails in ONNX Runtime where PyTorch raises (a dim out of range).
 ir::Value* dims_up_to(SymbolicContext& ctx, int64_t rank) {  // [0, 1, ..., rank - 1]
   std::vector<int64_t> iota(static_cast<size_t>(rank));
   for (int64_t i = 0; i < rank; ++i) iota[static_cast<size_t>(i)] = i;
   return ctx.const_ints(iota);
 }
 
+// The index of dim `idx` (an int computed at run time) among `rank` dims, as
+// a [1] tensor: Gather from [0, rank) (negative dims count from the end),
+// which fails in ONNX Runtime where PyTorch raises (a dim out of range).
 ir::Value* runtime_dim(SymbolicContext& ctx, size_t idx, int64_t rank) {
   ir::Value* d = helpers::reshape(ctx, ctx.scalar_value(idx, ir::DType::Int64), {1});
   return ctx.op("Gather", {dims_up_to(ctx, rank), d}, {{"axis", int64_t{0}}});
@@ -131,18 +131,24 @@ ir::Value* runtime_dim(SymbolicContext& ctx, size_t idx, int64_t rank) {
 // x.squeeze(dim) with the dim computed at run time (a scripted int
 // argument): which dim, and whether it is 1, are both the run's. The result's
 // rank is the run's.
-void squeeze_runtime_dim(SymbolicContext& ctx, int64_t rank) {
-  ir::Value* self = ctx.in(0);
-  ir::Value* dim = runtime_dim(ctx, 1, rank);
-  ir::Value* shape = ctx.op("Shape", {self});
-  ir::Value* goes = ctx.op("And", {ctx.op("Equal", {dims_up_to(ctx, rank), dim}),
-                                   ctx.op("Equal", {shape, ctx.const_ints({1})})});
+// self without the dims of size 1 that `candidate` (bool [rank], computed at
+// run time or not) marks: Shape, Compress, Reshape; the result's rank is the
+// run's. (Below opset 14 Reshape copies a 0 from self's dim at the same
+// position: right whenever the tensor is not empty.)
+void squeeze_at_run_time(SymbolicContext& ctx, ir::Value* self, ir::Value* shape, ir::Value* candidate) {
+  ir::Value* goes = ctx.op("And", {ctx.op("Equal", {shape, ctx.const_ints({1})}), candidate});
   ir::Value* new_shape = ctx.op("Compress", {shape, ctx.op("Not", {goes})}, {{"axis", int64_t{0}}});
   ir::Attributes attrs;
   if (ctx.opset() >= 14) attrs.emplace_back("allowzero", int64_t{1});
   ir::Value* out = ctx.op("Reshape", {self, new_shape}, std::move(attrs));
   out->type().rank_varies = true;
   ctx.out(out);
+}
+
+void squeeze_runtime_dim(SymbolicContext& ctx, int64_t rank) {
+  ir::Value* self = ctx.in(0);
+  ir::Value* dim = runtime_dim(ctx, 1, rank);
+  squeeze_at_run_time(ctx, self, ctx.op("Shape", {self}), ctx.op("Equal", {dims_up_to(ctx, rank), dim}));
 }
 
 void squeeze(SymbolicContext& ctx) {
@@ -184,21 +190,12 @@ void squeeze(SymbolicContext& ctx) {
     ctx.out(axes.empty() ? self : helpers::squeeze(ctx, self, axes));
     return;
   }
-  // The new shape: Shape(self) without the candidate dims that are 1. (Below
-  // opset 14 Reshape copies a 0 from self's dim at the same position: right
-  // whenever the tensor is not empty.)
-  ir::Value* shape = ctx.op("Shape", {self});
+  // The new shape: Shape(self) without the candidate dims that are 1.
   std::vector<uint8_t> mask(static_cast<size_t>(rank), 0);
   for (int64_t i : axes) mask[static_cast<size_t>(i)] = 1;
   for (int64_t i : at_run_time) mask[static_cast<size_t>(i)] = 1;
-  ir::Value* is_candidate = ctx.constant(ir::Tensor::owned(ir::DType::Bool, {rank}, std::move(mask)));
-  ir::Value* goes = ctx.op("And", {ctx.op("Equal", {shape, ctx.const_ints({1})}), is_candidate});
-  ir::Value* new_shape = ctx.op("Compress", {shape, ctx.op("Not", {goes})}, {{"axis", int64_t{0}}});
-  ir::Attributes attrs;
-  if (ctx.opset() >= 14) attrs.emplace_back("allowzero", int64_t{1});
-  ir::Value* out = ctx.op("Reshape", {self, new_shape}, std::move(attrs));
-  out->type().rank_varies = true;
-  ctx.out(out);
+  squeeze_at_run_time(ctx, self, ctx.op("Shape", {self}),
+                      ctx.constant(ir::Tensor::owned(ir::DType::Bool, {rank}, std::move(mask))));
 }
 
 // aten::unsqueeze(self, dim)

@@ -40,6 +40,11 @@ bool holds_tensor(const c10::IValue& v) {
   return false;
 }
 
+bool is_optional_tensor(const c10::TypePtr& type) {
+  return type->kind() == c10::TypeKind::OptionalType &&
+         type->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType;
+}
+
 struct Binder {
   TorchGraph& tg;
   Graph& graph;
@@ -137,9 +142,9 @@ struct Binder {
     const auto kind = type->kind();
     // A scripted forward()'s Optional[Tensor] parameter given a tensor (its
     // default one too): an optional graph input, as torch.onnx makes it,
-    // None where the caller leaves it unfed.
-    if (kind == c10::TypeKind::OptionalType && arg.isTensor() && !arg.toTensor().is_quantized() &&
-        type->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType)
+    // None where the caller leaves it unfed (a tensor default is read in its
+    // place instead: bind_inputs, Binder::or_default).
+    if (arg.isTensor() && !arg.toTensor().is_quantized() && is_optional_tensor(type))
       return new_tensor_input(name, arg.toTensor(), Form::Optional);
     if (kind == c10::TypeKind::OptionalType && !arg.isNone())  // Optional[Tuple[Tensor, Tensor]] given a tuple
       return bind(type->expectRef<c10::OptionalType>().getElementType(), arg, name);
@@ -150,9 +155,7 @@ struct Binder {
       mismatch(name, type, arg);
     }
     if (arg.isTensor()) {
-      if (kind != c10::TypeKind::TensorType && kind != c10::TypeKind::AnyType &&
-          !(kind == c10::TypeKind::OptionalType &&
-            type->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType))
+      if (kind != c10::TypeKind::TensorType && kind != c10::TypeKind::AnyType && !is_optional_tensor(type))
         mismatch(name, type, arg);
       if (arg.toTensor().is_quantized()) return quantized_input(name, arg.toTensor());
       return new_tensor_input(name, arg.toTensor());
@@ -307,8 +310,7 @@ void bind_inputs(TorchGraph& tg, const std::vector<c10::IValue>& args_in, const 
     // `is None` path PyTorch does not take there).
     const auto* dflt = i < tg.input_defaults.size() && tg.input_defaults[i] ? &*tg.input_defaults[i] : nullptr;
     if (dflt && dflt->isTensor() && !dflt->toTensor().is_quantized() && binder.opset >= 15 &&
-        orig->type()->kind() == c10::TypeKind::OptionalType &&
-        orig->type()->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::TensorType &&
+        is_optional_tensor(orig->type()) &&
         args[i].isTensor() && !args[i].toTensor().is_quantized()) {
       Value* in = binder.new_tensor_input(name, args[i].toTensor(), TorchGraph::InputForm::Optional);
       orig->replaceAllUsesWith(binder.or_default(in, dflt->toTensor()));

@@ -161,6 +161,17 @@ class Functionalizer {
     return std::nullopt;
   }
 
+  // `x = l.pop(i)`: x's readers read l[i] (at the insertion point) instead.
+  void read_popped_item(Node* pop) {
+    Value* item = graph_.insert(c10::aten::__getitem__, {pop->input(0), pop->input(1)});
+    item->setType(pop->output()->type());
+    if (auto info = tg_.info.find(pop->output()); info != tg_.info.end()) {
+      ExampleInfo copy = info->second;
+      tg_.info[item] = std::move(copy);
+    }
+    pop->output()->replaceAllUsesWith(item);
+  }
+
   // `x = l.pop(i)` with a constant i: x = l[i], and the list without it is
   // l[:-1] (i = -1) or l[:i] + l[i+1:]. Returns the shortened list (n's
   // uses now read the element), or null for other nodes.
@@ -173,15 +184,7 @@ class Functionalizer {
     Value* l = n->input(0);
     Value* none = graph_.insertConstant(c10::IValue());
     Value* one = graph_.insertConstant(int64_t{1});
-    if (!del) {
-      Value* item = graph_.insert(c10::aten::__getitem__, {l, n->input(1)});
-      item->setType(n->output()->type());
-      if (auto info = tg_.info.find(n->output()); info != tg_.info.end()) {
-        ExampleInfo copy = info->second;
-        tg_.info[item] = std::move(copy);
-      }
-      n->output()->replaceAllUsesWith(item);
-    }
+    if (!del) read_popped_item(n);
     if (*idx == -1) return graph_.insert(c10::aten::slice, {l, none, graph_.insertConstant(int64_t{-1}), one});
     Value* head = graph_.insert(c10::aten::slice, {l, none, n->input(1), one});
     Value* tail = graph_.insert(c10::aten::slice, {l, graph_.insertConstant(*idx + 1), none, one});
@@ -199,11 +202,7 @@ class Functionalizer {
     register_list_erase();
     torch::jit::WithInsertPoint guard(n);
     Value* l = n->input(0);
-    if (!del) {
-      Value* item = graph_.insert(c10::aten::__getitem__, {l, n->input(1)});
-      item->setType(n->output()->type());
-      n->output()->replaceAllUsesWith(item);
-    }
+    if (!del) read_popped_item(n);
     Node* erase = graph_.insertNode(graph_.create(list_erase_symbol(), {l, n->input(1)}, 1));
     erase->output()->setType(l->type());
     return erase->output();

@@ -357,12 +357,7 @@ void Converter::make_outputs() {
           const bool empty = (s.kind == Slot::Kind::List && s.elements.empty()) ||
                              (s.kind == Slot::Kind::Constant && s.constant.isList() && s.constant.toListRef().empty());
           if (!empty || type->kind() != c10::TypeKind::ListType || options_.opset_version < 11) return;
-          const auto elem = type->expectRef<c10::ListType>().getElementType()->kind();
-          const ir::DType dt = elem == c10::TypeKind::IntType     ? ir::DType::Int64
-                               : elem == c10::TypeKind::FloatType ? ir::DType::Double
-                               : elem == c10::TypeKind::BoolType  ? ir::DType::Bool
-                               : v                                ? list_dtype({v})
-                                                                  : ir::DType::Float;
+          const ir::DType dt = number_list_dtype(type).value_or(v ? list_dtype({v}) : ir::DType::Float);
           flat.push_back(empty_sequence(dt));
           flat_info.push_back(nullptr);
         };

@@ -14,6 +14,7 @@
 #include "convert/subgraph.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/options.h"
+#include "torch_passes/list_erase.h"
 #include "torch_passes/origin.h"
 #include "torch_passes/torch_graph.h"
 
@@ -41,7 +42,7 @@ inline bool is_list_op(const Node* n) {
   return k == c10::aten::append || k == c10::aten::len || k == c10::aten::__getitem__ || k == c10::aten::_set_item ||
          k == c10::aten::list || k == c10::aten::slice || (k == c10::aten::add && n->inputs().size() == 2) ||
          (k == c10::aten::__contains__ && n->inputs().size() == 2) ||
-         k == c10::Symbol::fromQualString("t2o::list_erase");  // (torch_passes/list_erase.h)
+         k == torch_side::list_erase_symbol();
 }
 
 // (stack/cat of a sequence is handled by the converter too, but they have
@@ -57,6 +58,9 @@ inline bool is_optional_test(const Node* n) {
 inline bool handled_by_converter(const Node* n) { return is_structural(n->kind()) || is_list_op(n) || is_optional_test(n); }
 
 ir::DType to_dtype(at::ScalarType st);
+// The dtype of a List[int] / List[float] / List[bool]'s elements as ONNX
+// values (int64, double, bool); none for other types.
+std::optional<ir::DType> number_list_dtype(const c10::TypePtr& type);
 
 // Borrows a tensor's memory for the IR (no copy unless it is not contiguous);
 // weights mapped from an archive loaded for this export alone can let their

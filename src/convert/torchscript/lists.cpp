@@ -45,14 +45,19 @@ std::optional<ir::DType> Converter::known_list_dtype(std::initializer_list<const
     }
   }
   // (no element in the example: the list's TorchScript type, for numbers)
-  for (const TValue* v : vs) {
-    if (!v || v->type()->kind() != c10::TypeKind::ListType) continue;
-    const auto elem = v->type()->expectRef<c10::ListType>().getElementType()->kind();
-    if (elem == c10::TypeKind::IntType) return ir::DType::Int64;
-    if (elem == c10::TypeKind::FloatType) return ir::DType::Double;
-    if (elem == c10::TypeKind::BoolType) return ir::DType::Bool;
-  }
+  for (const TValue* v : vs)
+    if (auto dt = v ? number_list_dtype(v->type()) : std::nullopt) return dt;
   return std::nullopt;
+}
+
+std::optional<ir::DType> number_list_dtype(const c10::TypePtr& type) {
+  if (type->kind() != c10::TypeKind::ListType) return std::nullopt;
+  switch (type->expectRef<c10::ListType>().getElementType()->kind()) {
+    case c10::TypeKind::IntType: return ir::DType::Int64;
+    case c10::TypeKind::FloatType: return ir::DType::Double;
+    case c10::TypeKind::BoolType: return ir::DType::Bool;
+    default: return std::nullopt;
+  }
 }
 
 void Converter::require_sequences(const Node* n, int opset, const char* why) {
@@ -242,7 +247,7 @@ void Converter::convert_list_op(Node* n) {
     }
     slot_of(n->output()) = Slot{Slot::Kind::List, {}, nullptr,
                                 python_slice(elems, bound(1), bound(2), bound(3).value_or(1), n), next_id_++};
-  } else if (k == c10::Symbol::fromQualString("t2o::list_erase")) {  // del l[i], l.pop(i) (functionalize)
+  } else if (k == torch_side::list_erase_symbol()) {  // del l[i], l.pop(i) (functionalize)
     auto idx = const_index(1);
     if (fixed && idx) {
       const int64_t i = *idx < 0 ? *idx + static_cast<int64_t>(elems.size()) : *idx;
