@@ -50,6 +50,8 @@ const NamedPass kOnnxPasses[] = {
     {"fold_static_shapes", onnx_passes::fold_static_shapes},
     {"fuse_conv_batchnorm", onnx_passes::fuse_conv_batchnorm},
     {"fuse_rotary_embedding", onnx_passes::fuse_rotary_embedding},
+    {"fuse_rms_normalization", onnx_passes::fuse_rms_normalization},
+    {"fuse_attention_cache", onnx_passes::fuse_attention_cache},
     {"remove_identities", onnx_passes::remove_identities},
     {"fuse_concats", onnx_passes::fuse_concats},
     {"fuse_unsqueezes", onnx_passes::fuse_unsqueezes},

@@ -49,6 +49,11 @@ void fold_static_shapes(ir::Model& model, const PassContext& ctx);
 void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx);
 // Opset 23: x * cos + rotate_half(x) * sin with constant caches -> RotaryEmbedding.
 void fuse_rotary_embedding(ir::Model& model, const PassContext& ctx);
+// Opset 23: x * rsqrt(mean(x^2, -1) + eps) [* scale] -> RMSNormalization.
+void fuse_rms_normalization(ir::Model& model, const PassContext& ctx);
+// Opset 23: an Attention node reading its keys / values through the KV cache's
+// Concat (and repeat_kv's Expand) takes the cache as past_key / past_value.
+void fuse_attention_cache(ir::Model& model, const PassContext& ctx);
 // Identity nodes are bypassed.
 void remove_identities(ir::Model& model, const PassContext& ctx);
 // Concat of Concat (same axis, the inner read once) -> one Concat.

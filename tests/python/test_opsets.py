@@ -14,6 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import torch2onnx
+from torch2onnx import verification
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -95,6 +96,112 @@ def test_one_node_from_its_opset(module, op, opset, tmp_path):
 def test_rms_norm_is_one_node_at_23(tmp_path):
     _, ops = exported(nn.RMSNorm(8), (torch.randn(2, 3, 8),), tmp_path, 23)
     assert sum(ops.values()) == 1 and ops["RMSNormalization"] == 1, ops
+
+
+class HandRmsNorm(nn.Module):
+    """RMS normalization as transformers writes it (LlamaRMSNorm, T5LayerNorm ...), in a few forms."""
+
+    def __init__(self, form, d=8):
+        super().__init__()
+        self.form = form
+        self.weight = nn.Parameter(torch.randn(d))
+
+    def forward(self, x):
+        if self.form == "llama":
+            h = x.to(torch.float32)
+            h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+            return self.weight * h.to(x.dtype)
+        if self.form == "div":  # x / sqrt(mean(x * x) + eps) * w, no keepdim'd pow
+            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + 1e-5) * self.weight
+        if self.form == "unscaled":
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+        # "middle_axis": the mean over another axis is not RMSNormalization's
+        return x * torch.rsqrt(x.pow(2).mean(1, keepdim=True) + 1e-6) * self.weight
+
+
+@pytest.mark.parametrize("form", ["llama", "div", "unscaled", "middle_axis"])
+@pytest.mark.parametrize("opset", [22, 23])
+def test_hand_written_rms_norm_is_one_node_at_23(form, opset, tmp_path):
+    _, ops = exported(HandRmsNorm(form).eval(), (torch.randn(2, 3, 8),), tmp_path, opset, input_names=["x"],
+                      dynamic_axes={"x": {0: "batch", 1: "seq"}})
+    fused = opset == 23 and form != "middle_axis"
+    assert ops["RMSNormalization"] == int(fused), ops
+    if fused:
+        assert sum(ops.values()) == 1, ops
+
+
+class CacheAttention(nn.Module):
+    """One attention step over a KV cache as transformers writes it: the cache concatenated, repeat_kv's
+    expand + reshape for grouped-query attention, sdpa with a boolean mask; returns the output and the cache."""
+
+    def __init__(self, batch_one_cache=False):
+        super().__init__()
+        self.batch_one_cache = batch_one_cache
+
+    def forward(self, q, k, v, past_k, past_v, mask):
+        k = torch.cat([past_k, k], dim=2)
+        v = torch.cat([past_v, v], dim=2)
+
+        def repeat_kv(x, n):
+            b, h, t, d = x.shape
+            if self.batch_one_cache:  # a cache of batch 1 broadcast to the queries' batch: not a repeat
+                b = q.shape[0]
+            return x[:, :, None, :, :].expand(b, h, n, t, d).reshape(b, h * n, t, d)
+        y = F.scaled_dot_product_attention(q, repeat_kv(k, 2), repeat_kv(v, 2), attn_mask=mask)
+        return y, k, v
+
+
+def _cache_inputs(batch=2, cache_batch=2, seq=3, past=5):
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(batch, 4, seq, 8, generator=g)
+    k, v = (torch.randn(cache_batch, 2, seq, 8, generator=g) for _ in range(2))
+    pk, pv = (torch.randn(cache_batch, 2, past, 8, generator=g) for _ in range(2))
+    mask = torch.rand(batch, 1, seq, past + seq, generator=g) > 0.3
+    mask[..., 0] = True
+    return q, k, v, pk, pv, mask
+
+
+@pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])
+@pytest.mark.parametrize("opset", [22, 23])
+def test_kv_cache_attention_takes_the_cache_at_23(opset, dynamo, tmp_path):
+    """At 23 the Attention node takes past_key / past_value and returns the new cache (no Concat, no repeated
+    K/V: the node broadcasts kv heads itself); matches PyTorch at other batch / seq / past sizes."""
+    names = ["q", "k", "v", "past_k", "past_v", "mask"]
+    axes = {"q": {0: "batch", 2: "seq"}, "k": {0: "batch", 2: "seq"}, "v": {0: "batch", 2: "seq"},
+            "past_k": {0: "batch", 2: "past"}, "past_v": {0: "batch", 2: "past"}, "mask": {0: "batch", 2: "seq", 3: "total"}}
+    if dynamo:
+        b, s, p = torch.export.Dim("batch"), torch.export.Dim("seq"), torch.export.Dim("past")
+        kw = dict(dynamo=True, dynamic_shapes=({0: b, 2: s}, {0: b, 2: s}, {0: b, 2: s}, {0: b, 2: p},
+                                               {0: b, 2: p}, {0: b, 2: s, 3: torch.export.Dim("total")}))
+    else:
+        kw = dict(input_names=names, dynamic_axes=axes)
+    path = tmp_path / "m.onnx"  # (verify would draw the mask's total length apart from seq + past)
+    torch2onnx.export(CacheAttention().eval(), _cache_inputs(), str(path), opset_version=opset,
+                      output_names=["y", "present_k", "present_v"], **kw)
+    model = harness.full_check(str(path))
+    ops = collections.Counter(n.op_type for n in model.graph.node)
+    if opset == 23:
+        att = [n for n in model.graph.node if n.op_type == "Attention"]
+        assert len(att) == 1 and len(att[0].input) == 6 and list(att[0].output[1:]) == ["present_k", "present_v"]
+        readers = [n.op_type for n in model.graph.node for i in n.input if i in ("past_k", "past_v", "k", "v")]
+        assert readers == ["Attention"] * 4 and ops["Reshape"] == 0, (readers, ops)  # no Concat, no repeat
+    else:
+        assert ops["Attention"] == 0 and ops["Concat"] >= 2, ops
+    session = verification.ort_session(model.SerializeToString())
+    for size in [(3, 3, 1, 7), (1, 1, 1, 2), (2, 2, 4, 0)]:
+        inputs = _cache_inputs(*size)
+        expected = CacheAttention()(*inputs)
+        actual = session.run(None, {i.name: t.numpy() for i, t in zip(session.get_inputs(), inputs)})
+        harness.compare([e.numpy() for e in expected], actual)
+
+
+def test_kv_cache_broadcast_from_batch_one_is_not_a_repeat(tmp_path):
+    """A cache of batch 1 expanded to the queries' batch is not repeat_kv: left as it is (and still right)."""
+    inputs = _cache_inputs(cache_batch=1)
+    _, ops = exported(CacheAttention(batch_one_cache=True).eval(), inputs, tmp_path, 23,
+                      input_names=["q", "k", "v", "past_k", "past_v", "mask"],
+                      dynamic_axes={"q": {0: "batch"}, "mask": {0: "batch"}})
+    assert ops["Attention"] == 1 and ops["Concat"] >= 2, ops
 
 
 def test_reductions_take_axes_as_input_from_18(tmp_path):
