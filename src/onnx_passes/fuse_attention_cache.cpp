@@ -343,7 +343,9 @@ void run(ir::Graph& g) {
     auto kc = cache_concat(rk.base), vc = cache_concat(rv.base);
     if (!kc || !vc) continue;
     const auto hq = dim_of(q, 1).value(), hkv = dim_of(rk.base, 1).value(), hv = dim_of(rv.base, 1).value();
-    if (!hq || !hkv || !hv || *hkv != *hv || *hkv * rk.n != *hq) continue;
+    // (the node shares each of the repeated kv heads among hq / (hkv * n) query heads: the same kv head
+    // for a query head as sharing the hkv unrepeated ones among hq / hkv)
+    if (!hq || !hkv || !hv || *hkv != *hv || *hkv <= 0 || *hq % (*hkv * rk.n) != 0) continue;
     g.set_insert_point(att);
     ir::Node* fused = g.create_node(
         "Attention", {q, kc->second, vc->second, att->num_inputs() > 3 ? att->input(3) : nullptr, kc->first, vc->first},

@@ -314,7 +314,9 @@ void scaled_dot_product_attention_23(SymbolicContext& ctx) {
   if (ctx.dim_is_dynamic(0, 1) || ctx.dim_is_dynamic(1, 1)) return scaled_dot_product_attention(ctx);
   const int64_t hq = ctx.sizes(0)[1], hk = ctx.sizes(1)[1];
   const bool enable_gqa = ctx.num_args() > 7 && !ctx.none(7) && ctx.b(7);
-  if (hq != hk && (!enable_gqa || hk <= 0 || hq % hk)) return scaled_dot_product_attention(ctx);
+  // (one kv head broadcast over the query heads, as multi-query attention calls sdpa without enable_gqa:
+  // Attention's grouped-query sharing of that head)
+  if (hq != hk && hk != 1 && (!enable_gqa || hk <= 0 || hq % hk)) return scaled_dot_product_attention(ctx);
   double scale = 0;
   if (auto given = ctx.num_args() > 6 ? ctx.opt_f(6) : std::nullopt) {
     scale = *given;

@@ -72,6 +72,15 @@ def test_sdpa_is_one_attention_node_at_23(opset, tmp_path):
     assert (ops["Attention"], ops["Softmax"]) == ((1, 0) if opset == 23 else (0, 1)), ops
 
 
+def test_multi_query_sdpa_is_one_attention_node_at_23(tmp_path):
+    """One kv head broadcast over the query heads (multi-query attention, Falcon: sdpa without enable_gqa)."""
+    q, k, v = torch.randn(2, 4, 6, 8), torch.randn(2, 1, 6, 8), torch.randn(2, 1, 6, 8)
+    mask = torch.rand(2, 1, 6, 6) > 0.3
+    _, ops = exported(harness.Lambda(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m)),
+                      (q, k, v, mask), tmp_path, 23)
+    assert (ops["Attention"], ops["Softmax"]) == (1, 0), ops
+
+
 def test_encoder_layer_attention_at_23(tmp_path):
     layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True).eval()
     with torch.no_grad():
