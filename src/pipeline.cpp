@@ -49,6 +49,7 @@ const NamedPass kOnnxPasses[] = {
     {"fold_constants", onnx_passes::fold_constants},
     {"fold_static_shapes", onnx_passes::fold_static_shapes},
     {"fuse_conv_batchnorm", onnx_passes::fuse_conv_batchnorm},
+    {"infer_types_for_fusions", onnx_passes::infer_types_for_fusions},
     {"fuse_rotary_embedding", onnx_passes::fuse_rotary_embedding},
     {"fuse_rms_normalization", onnx_passes::fuse_rms_normalization},
     {"fuse_attention_cache", onnx_passes::fuse_attention_cache},

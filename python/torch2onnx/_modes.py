@@ -88,3 +88,38 @@ def _training_of(model, mode):
         return TrainingMode.TRAINING if getattr(model, "training", False) else TrainingMode.EVAL
     return mode
 
+
+
+@contextlib.contextmanager
+def keep_module_attributes(model):
+    """Puts back, on exit, every submodule's attributes as they were on entry.
+
+    forward() run for the trace may assign module attributes: transformers'
+    Swin stores a traced tensor as its window size when torch.jit.is_tracing()
+    (torch.onnx leaves it there, and a later torch.export of the same model
+    fails on it). Attributes assigned or added, and parameters, buffers and
+    submodules replaced, are restored; tensors changed in place are not.
+    """
+    import torch
+
+    if not isinstance(model, torch.nn.Module) or isinstance(model, torch.jit.ScriptModule):
+        yield
+        return
+    tables = ("_parameters", "_buffers", "_modules")
+    saved = [(m, dict(m.__dict__), {t: dict(m.__dict__.get(t) or {}) for t in tables}) for m in model.modules()]
+    try:
+        yield
+    finally:
+        for m, attrs, contents in saved:
+            live = m.__dict__
+            for k in [k for k in live if k not in attrs]:
+                del live[k]
+            for k, v in attrs.items():
+                if live.get(k) is not v:
+                    live[k] = v
+            for t, old in contents.items():
+                table = live.get(t)
+                if isinstance(table, dict) and (table.keys() != old.keys() or
+                                                any(table[k] is not v for k, v in old.items())):
+                    table.clear()
+                    table.update(old)

@@ -168,7 +168,8 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
     start = time.perf_counter()
     with _modes._exporting(options["opset_version"]), _modes.select_model_mode_for_export(model, training), \
             _logging._core_log():
-        module, values, positional, keyword = _prepare(model, args, kwargs, training)
+        with _modes.keep_module_attributes(model):
+            module, values, positional, keyword = _prepare(model, args, kwargs, training)
         _logging.log(f"traced {type(model).__name__} in {time.perf_counter() - start:.3f} s")
         data, unused = _C().export(module, values, path, options)
     if stream is not None:

@@ -14,6 +14,8 @@
 //   node reads cos(f) [* scale] and sin(f) [* scale], expanded to x's batch,
 //   as per-token caches, without position ids (a KV-cache step at any
 //   position, dynamic S).
+// Partial rotary (Phi, GPT-NeoX's rotary_pct): cat(rope(x[..., :r]),
+// x[..., r:]) is then the node on the whole of x with rotary_embedding_dim r.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -264,11 +266,51 @@ void run(ir::Graph& g) {
   }
 }
 
+// cat(RotaryEmbedding(x[..., :r], ...), x[..., r:], -1) of a 4-D x with
+// static last dim D > r: RotaryEmbedding(x, ...) with rotary_embedding_dim r.
+void fold_partial_rotary(ir::Graph& g) {
+  std::vector<ir::Node*> order;
+  for (const auto& n : g.nodes()) order.push_back(n.get());
+  for (ir::Node* cat : order) {
+    if (cat->op_type() != "Concat" || !cat->domain().empty() || cat->num_inputs() != 2) continue;
+    const int64_t axis = cat->attr_i("axis", 0);
+    ir::Node* rope = producer_of(cat->input(0), "RotaryEmbedding");
+    if ((axis != -1 && axis != 3) || !rope || rope->attr_i("rotary_embedding_dim", 0) != 0) continue;
+    if (cat->input(0)->uses().size() != 1 || is_graph_output(cat->input(0))) continue;
+    const auto rot = last_axis_slice(rope->input(0)), pass = last_axis_slice(cat->input(1));
+    if (!rot || !pass || rot->x != pass->x || rot->x->type().rank() != 4) continue;
+    const int64_t d = rot->x->type().static_dims()[3];
+    if (d <= 0 || rot->start != 0 || rot->end <= 0 || rot->end >= d || pass->start != rot->end || pass->end < d)
+      continue;
+    // the leading sizes of x[..., :r] (the per-token caches' batch) are x's
+    ir::Value* part = rope->input(0);
+    const std::vector<ir::Use> uses = part->uses();
+    for (const ir::Use& u : uses) {
+      const int64_t end = u.user ? u.user->attr_i("end", 4) : 4;
+      if (u.user && u.user->op_type() == "Shape" && u.user->domain().empty() && u.user->attr_i("start", 0) >= 0 &&
+          end >= 0 && end <= 3)
+        u.user->replace_input(u.index, rot->x);
+    }
+    g.set_insert_point(cat);
+    std::vector<ir::Value*> ins = rope->inputs();
+    ins[0] = rot->x;
+    ir::Node* whole = g.create_node("RotaryEmbedding", ins, 1, rope->attributes());
+    g.set_insert_point(nullptr);
+    whole->set_attr(ir::Attribute("rotary_embedding_dim", rot->end));
+    whole->output(0)->set_type(cat->output(0)->type());
+    const std::string name = cat->output(0)->name();
+    g.rename_unique(cat->output(0), name + "_unfused");
+    g.rename(whole->output(0), name);
+    cat->output(0)->replace_all_uses_with(whole->output(0));
+  }
+}
+
 }  // namespace
 
 void fuse_rotary_embedding(ir::Model& model, const PassContext& ctx) {
   if (ctx.options.opset_version < 23) return;
   run(*model.graph);
+  fold_partial_rotary(*model.graph);
 }
 
 }  // namespace torch2onnx::onnx_passes

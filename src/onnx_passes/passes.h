@@ -47,6 +47,8 @@ void fold_constants(ir::Model& model, const PassContext& ctx);
 void fold_static_shapes(ir::Model& model, const PassContext& ctx);
 // Eval mode: BatchNormalization right after a Conv is folded into its weights.
 void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx);
+// Opset 23, before the fusions: value types from ONNX shape inference (infer_types.cpp).
+void infer_types_for_fusions(ir::Model& model, const PassContext& ctx);
 // Opset 23: x * cos + rotate_half(x) * sin with constant caches -> RotaryEmbedding.
 void fuse_rotary_embedding(ir::Model& model, const PassContext& ctx);
 // Opset 23: x * rsqrt(mean(x^2, -1) + eps) [* scale] -> RMSNormalization.

@@ -290,3 +290,32 @@ def test_dynamic_axes_key_naming_nothing(capfd):
     torch2onnx.export(Small(), (torch.randn(5, 4),), f, input_names=["x"], dynamic_axes={"nope": {0: "batch"}})
     assert "dynamic_axes names 'nope', which is neither an input nor an output" in capfd.readouterr().err
     assert onnx.load_from_string(f.getvalue()).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 5
+
+
+class StoresWhileTracing(torch.nn.Module):
+    """forward() assigns attributes while traced, as transformers' Swin does (its window size becomes a traced
+    tensor when torch.jit.is_tracing()), adds one, and replaces a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.window = 4
+        self.register_buffer("scale", torch.ones(3))
+
+    def forward(self, x):
+        if torch.jit.is_tracing():
+            self.window = torch.tensor(min(x.shape[-1], self.window))
+            self.scale = self.scale * 2
+            self.cache = x
+        return x[..., : int(self.window)] * self.scale[0]
+
+
+def test_export_leaves_the_module_as_it_was(tmp_path):
+    """The trace's attribute writes do not outlive the export: the module is as before, and a dynamo export
+    of it in the same process (torch.export fails on Swin's traced window size left behind) still works."""
+    model = StoresWhileTracing().eval()
+    scale = model.scale
+    torch2onnx.export(model, (torch.randn(2, 6),), str(tmp_path / "m.onnx"), input_names=["x"],
+                      dynamic_axes={"x": {0: "batch"}})
+    assert model.window == 4 and type(model.window) is int and model.scale is scale and not hasattr(model, "cache")
+    program = torch2onnx.export(model, (torch.randn(2, 6),), dynamo=True)
+    assert program.model_proto.graph.node

@@ -265,6 +265,26 @@ def test_rotary_embedding_at_23(opset, halves_differ, tmp_path):
     assert [o.name for o in model.graph.output] == ["q_rot", "k_rot"]
 
 
+class PartialRotary(nn.Module):
+    """Rotary embedding of the first half of the head dim only (Phi's partial_rotary_factor, GPT-NeoX's
+    rotary_pct): cat(rope(x[..., :r]), x[..., r:])."""
+
+    def __init__(self):
+        super().__init__()
+        self.rope = Rotary(d=4)
+
+    def forward(self, q):
+        rotated, _ = self.rope(q[..., :4], q[..., :4])
+        return torch.cat([rotated, q[..., 4:]], dim=-1)
+
+
+def test_partial_rotary_is_one_node_at_23(tmp_path):
+    model, ops = exported(PartialRotary().eval(), (torch.randn(2, 4, 6, 8),), tmp_path, 23)
+    assert ops["RotaryEmbedding"] == 1 and ops["Slice"] == 0 and ops["Neg"] == 0, ops  # (a Concat builds position ids)
+    node = next(n for n in model.graph.node if n.op_type == "RotaryEmbedding")
+    assert [a.i for a in node.attribute if a.name == "rotary_embedding_dim"] == [4]
+
+
 def _zoo():
     import zoo
 
