@@ -56,6 +56,7 @@ const NamedPass kOnnxPasses[] = {
     {"remove_identities", onnx_passes::remove_identities},
     {"fuse_concats", onnx_passes::fuse_concats},
     {"fuse_unsqueezes", onnx_passes::fuse_unsqueezes},
+    {"fuse_transposes", onnx_passes::fuse_transposes},
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
     {"eliminate_common_subexpressions", onnx_passes::eliminate_common_subexpressions},
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},

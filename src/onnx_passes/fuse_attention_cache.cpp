@@ -153,8 +153,9 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth = 0) {
 }
 
 // The elements of a 1-D int64 shape computation (Shape, Gather/Slice of it,
-// Unsqueeze, Concat, constants, and the Where(Equal(s, -1), 1, s) that
-// expand's lowering puts around its sizes), or none if it is something else.
+// Unsqueeze, Concat, constants, and the Abs(s) that expand's lowering puts
+// around its sizes, or the Where(Equal(s, -1), 1, s) of other writers), or
+// none if it is something else.
 std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
   if (!v || depth > 12) return std::nullopt;
   if (auto c = const_ints(v)) {
@@ -233,6 +234,15 @@ std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
     if (!e) return std::nullopt;
     for (Size& r : *e)
       if (r == constant_size(-1)) r = constant_size(1);
+    return e;
+  }
+  if (op == "Abs") {  // (expand's lowering: |-1| = 1, sizes unchanged)
+    auto e = elements(n->input(0), depth + 1);
+    if (!e) return std::nullopt;
+    for (Size& r : *e) {
+      if (r == constant_size(-1)) r = constant_size(1);
+      else if (r.value() && *r.value() < 0) return std::nullopt;
+    }
     return e;
   }
   if (op == "Add") {

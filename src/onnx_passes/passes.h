@@ -60,6 +60,8 @@ void fuse_attention_cache(ir::Model& model, const PassContext& ctx);
 void remove_identities(ir::Model& model, const PassContext& ctx);
 // Concat of Concat (same axis, the inner read once) -> one Concat.
 void fuse_concats(ir::Model& model, const PassContext& ctx);
+// Transpose of Transpose (the inner read once) -> one Transpose; identity perms -> nothing.
+void fuse_transposes(ir::Model& model, const PassContext& ctx);
 // Unsqueeze of Unsqueeze (known axes, the inner read once) -> one Unsqueeze.
 void fuse_unsqueezes(ir::Model& model, const PassContext& ctx);
 // Initializers and Constant nodes with the same content are merged.

@@ -28,9 +28,32 @@ bool constant_nonnegative(Value* v) {
   return true;
 }
 
+// Whether every element of the integer value v is >= 0 whatever the inputs:
+// constants, sizes, positions (NonZero, ArgMax, Range from >= 0 by >= 0) and
+// what moves, picks or adds such values.
+bool known_nonnegative(Value* v, int depth = 0) {
+  if (!v || depth > 12) return false;
+  if (v->constant()) return constant_nonnegative(v);
+  const ir::Node* n = v->producer();
+  if (!n || !n->domain().empty()) return false;
+  const std::string& op = n->op_type();
+  if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin") return true;
+  if (op == "Range") return known_nonnegative(n->input(0), depth + 1) && known_nonnegative(n->input(2), depth + 1);
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Expand" || op == "Transpose" ||
+      op == "Flatten" || op == "Identity" || op == "Gather" || op == "Slice" ||
+      (op == "Cast" && ir::is_integral(v->type().dtype)))
+    return known_nonnegative(n->input(0), depth + 1);
+  if (op == "Add" || op == "Mul" || op == "Concat" || op == "Min") {
+    for (Value* in : n->inputs())
+      if (!known_nonnegative(in, depth + 1)) return false;
+    return true;
+  }
+  return false;
+}
+
 // An int64 index with negative entries counted from `size` (0-d int64).
 Value* wrap_negative(SymbolicContext& ctx, Value* idx, Value* size) {
-  if (constant_nonnegative(idx)) return idx;
+  if (known_nonnegative(idx)) return idx;
   Value* neg = ctx.op("Less", {idx, ctx.const_int(0)});
   return ctx.op("Where", {neg, ctx.op("Add", {idx, size}), idx});
 }
@@ -183,12 +206,13 @@ void index(SymbolicContext& ctx) {
     ctx.out(x);
     return;
   }
-  wrap_all(ctx, ix, x);
-  if (ix.adv.size() == 1) {
+  if (ix.adv.size() == 1) {  // (Gather counts negative indices from the end itself from opset 11)
+    if (ctx.opset() < 11) wrap_all(ctx, ix, x);
     const int64_t d = ix.adv[0];
     ctx.out(ctx.op("Gather", {x, ix.per_dim[static_cast<size_t>(d)]}, {{"axis", d}}));
     return;
   }
+  wrap_all(ctx, ix, x);
   // Several advanced indices: gather from x with its advanced dims moved to
   // the front and flattened into one.
   const auto m = static_cast<int64_t>(ix.adv.size());

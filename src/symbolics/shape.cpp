@@ -262,9 +262,8 @@ void expand(SymbolicContext& ctx) {
       if (d == -1) d = 1;
     shape = ctx.const_ints(s);
   } else {
-    shape = ctx.ints_value(1);
-    ir::Value* is_neg = ctx.op("Equal", {shape, ctx.const_int(-1)});
-    shape = ctx.op("Where", {is_neg, ctx.const_int(1), shape});
+    // sizes are >= 0, and |-1| = 1 (other negative sizes are PyTorch's error)
+    shape = ctx.op("Abs", {ctx.ints_value(1)});
   }
   ctx.out(ctx.op("Expand", {ctx.in(0), shape}));
 }
