@@ -51,6 +51,7 @@ const NamedPass kOnnxPasses[] = {
     {"fuse_conv_batchnorm", onnx_passes::fuse_conv_batchnorm},
     {"infer_types_for_fusions", onnx_passes::infer_types_for_fusions},
     {"fuse_rotary_embedding", onnx_passes::fuse_rotary_embedding},
+    {"fuse_interleaved_rotary", onnx_passes::fuse_interleaved_rotary},
     {"fuse_rms_normalization", onnx_passes::fuse_rms_normalization},
     {"fuse_attention_cache", onnx_passes::fuse_attention_cache},
     {"remove_identities", onnx_passes::remove_identities},

@@ -26,22 +26,14 @@
 #include <string>
 #include <vector>
 
+#include "onnx_passes/match.h"
 #include "onnx_passes/passes.h"
 
 namespace torch2onnx::onnx_passes {
 namespace {
 
-ir::Node* producer_of(ir::Value* v, const char* op) {
-  ir::Node* p = v ? v->producer() : nullptr;
-  return p && p->op_type() == op && p->domain().empty() ? p : nullptr;
-}
-
-std::optional<std::vector<int64_t>> const_ints(ir::Value* v) {
-  const ir::Tensor* t = v ? v->constant() : nullptr;
-  if (!t || t->dims().size() > 1 || (t->dtype() != ir::DType::Int64 && t->dtype() != ir::DType::Int32))
-    return std::nullopt;
-  return t->to_int64s();
-}
+using match::const_ints;
+using match::producer_of;
 
 // A size as a sum: a constant plus atoms, each a named dynamic dim ("p:"
 // name) or a dim nothing more is known of ("v:" value, axis). Two sizes with

@@ -20,22 +20,14 @@
 #include <string>
 #include <vector>
 
+#include "onnx_passes/match.h"
 #include "onnx_passes/passes.h"
 
 namespace torch2onnx::onnx_passes {
 namespace {
 
-ir::Node* producer_of(ir::Value* v, const char* op) {
-  ir::Node* p = v ? v->producer() : nullptr;
-  return p && p->op_type() == op && p->domain().empty() ? p : nullptr;
-}
-
-// The single value of a one-element constant.
-std::optional<double> scalar_constant(ir::Value* v) {
-  const ir::Tensor* t = v ? v->constant() : nullptr;
-  if (!t || t->numel() != 1) return std::nullopt;
-  return t->to_doubles()[0];
-}
+using match::producer_of;
+using match::scalar_constant;
 
 // Read only by `user` (and not a graph output).
 bool only_read_by(ir::Value* v, const ir::Node* user) {

@@ -21,21 +21,16 @@
 #include <string>
 #include <vector>
 
+#include "onnx_passes/match.h"
 #include "onnx_passes/passes.h"
 
 namespace torch2onnx::onnx_passes {
 namespace {
 
-ir::Node* producer_of(ir::Value* v, const char* op) {
-  ir::Node* p = v ? v->producer() : nullptr;
-  return p && p->op_type() == op && p->domain().empty() ? p : nullptr;
-}
+using match::producer_of;
 
 std::optional<std::vector<int64_t>> const_ints(const ir::Node* n, size_t i) {
-  if (i >= n->num_inputs() || !n->input(i)) return std::nullopt;
-  const ir::Tensor* t = n->input(i)->constant();
-  if (!t) return std::nullopt;
-  return t->to_int64s();
+  return i < n->num_inputs() ? match::const_ints(n->input(i)) : std::nullopt;
 }
 
 // Slice(x, [start], [end], [last axis], [1]) of a 4-D x: x and (start, end).

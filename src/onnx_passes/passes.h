@@ -51,6 +51,8 @@ void fuse_conv_batchnorm(ir::Model& model, const PassContext& ctx);
 void infer_types_for_fusions(ir::Model& model, const PassContext& ctx);
 // Opset 23: x * cos + rotate_half(x) * sin with constant caches -> RotaryEmbedding.
 void fuse_rotary_embedding(ir::Model& model, const PassContext& ctx);
+// Opset 23: GPT-J's x * cos' + rotate_every_two(x) * sin' (x [B, S, H, d]) -> RotaryEmbedding(interleaved).
+void fuse_interleaved_rotary(ir::Model& model, const PassContext& ctx);
 // Opset 23: x * rsqrt(mean(x^2, -1) + eps) [* scale] -> RMSNormalization.
 void fuse_rms_normalization(ir::Model& model, const PassContext& ctx);
 // Opset 23: an Attention node reading its keys / values through the KV cache's

@@ -285,6 +285,52 @@ def test_partial_rotary_is_one_node_at_23(tmp_path):
     assert [a.i for a in node.attribute if a.name == "rotary_embedding_dim"] == [4]
 
 
+class InterleavedRotary(nn.Module):
+    """GPT-J's rotary embedding: x [B, S, H, D] (heads after the sequence), the first `rot` dims of each head
+    rotated in pairs (rotate_every_two), cos / sin [B, S, rot/2] looked up from the positions at run time and
+    repeat_interleave'd."""
+
+    def __init__(self, rot=4, max_len=32):
+        super().__init__()
+        self.rot = rot
+        inv = 1.0 / (10000 ** (torch.arange(0, rot, 2).float() / rot))
+        freqs = torch.outer(torch.arange(max_len).float(), inv)
+        self.register_buffer("sincos", torch.cat([freqs.sin(), freqs.cos()], dim=-1))
+
+    def forward(self, x, positions):
+        sin, cos = torch.split(self.sincos[positions], self.rot // 2, dim=-1)
+
+        def rotate_every_two(t):
+            return torch.stack((-t[..., 1::2], t[..., ::2]), dim=-1).flatten(-2)
+
+        def apply(t):
+            s = torch.repeat_interleave(sin[:, :, None, :], 2, 3)
+            c = torch.repeat_interleave(cos[:, :, None, :], 2, 3)
+            return t * c + rotate_every_two(t) * s
+        if self.rot == x.shape[-1]:
+            return apply(x)
+        return torch.cat([apply(x[..., : self.rot]), x[..., self.rot:]], dim=-1)
+
+
+@pytest.mark.parametrize("rot", [4, 8], ids=["partial", "whole"])
+@pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])
+def test_interleaved_rotary_is_one_node_at_23(rot, dynamo, tmp_path):
+    """One RotaryEmbedding(interleaved) on the [B, S, H*D] view, matching PyTorch at other batch / seq sizes."""
+    x, positions = torch.randn(2, 5, 3, 8), torch.tensor([[3, 4, 5, 6, 7], [0, 1, 2, 3, 4]])
+    if dynamo:
+        b, s = torch.export.Dim("batch"), torch.export.Dim("seq")
+        kw = dict(dynamo=True, dynamic_shapes=({0: b, 1: s}, {0: b, 1: s}))
+    else:
+        kw = dict(input_names=["x", "positions"], dynamic_axes={"x": {0: "batch", 1: "seq"},
+                                                               "positions": {0: "batch", 1: "seq"}})
+    model, ops = exported(InterleavedRotary(rot).eval(), (x, positions), tmp_path, 23, **kw)
+    assert ops["RotaryEmbedding"] == 1 and ops["Neg"] == 0 and ops["Tile"] == 0, ops
+    node = next(n for n in model.graph.node if n.op_type == "RotaryEmbedding")
+    attrs = {a.name: a.i for a in node.attribute}
+    assert attrs["interleaved"] == 1 and attrs["num_heads"] == 3 and attrs.get("rotary_embedding_dim", 0) == (
+        4 if rot == 4 else 0), attrs
+
+
 def _zoo():
     import zoo
 

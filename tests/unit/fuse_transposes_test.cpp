@@ -26,7 +26,9 @@ std::vector<std::vector<int64_t>> left_after(std::vector<int64_t> first, std::ve
   std::vector<std::vector<int64_t>> perms;
   for (const auto& n : g.nodes())
     if (n->op_type() == "Transpose") perms.push_back(n->attr_ints("perm"));
-  if (perms.empty()) EXPECT_EQ(out->producer()->input(0), x);
+  if (perms.empty()) {
+    EXPECT_EQ(out->producer()->input(0), x);
+  }
   return perms;
 }
 
