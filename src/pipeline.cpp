@@ -58,6 +58,7 @@ const NamedPass kOnnxPasses[] = {
     {"fuse_concats", onnx_passes::fuse_concats},
     {"fuse_unsqueezes", onnx_passes::fuse_unsqueezes},
     {"fuse_transposes", onnx_passes::fuse_transposes},
+    {"fuse_shape_slices", onnx_passes::fuse_shape_slices},
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
     {"eliminate_common_subexpressions", onnx_passes::eliminate_common_subexpressions},
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},

@@ -66,6 +66,8 @@ void fuse_concats(ir::Model& model, const PassContext& ctx);
 void fuse_transposes(ir::Model& model, const PassContext& ctx);
 // Unsqueeze of Unsqueeze (known axes, the inner read once) -> one Unsqueeze.
 void fuse_unsqueezes(ir::Model& model, const PassContext& ctx);
+// Opset 15+: Unsqueeze(Gather(Shape(x), i), 0) -> Shape(x, i, i+1); adjacent Shape slices in a Concat merge.
+void fuse_shape_slices(ir::Model& model, const PassContext& ctx);
 // Initializers and Constant nodes with the same content are merged.
 void deduplicate_constants(ir::Model& model, const PassContext& ctx);
 // A node with the same op, inputs and attributes as an earlier one reads the
