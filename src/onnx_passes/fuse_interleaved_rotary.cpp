@@ -124,25 +124,17 @@ std::optional<Match> match(ir::Node* add) {
 // x = whole[..., :d] of a 4-D whole with static last dim D > d, the result
 // read only as cat(result, whole[..., d:], -1): that Concat and whole.
 std::optional<std::pair<ir::Node*, ir::Value*>> partial_of(ir::Value* x, ir::Value* result) {
-  ir::Node* head = producer_of(x, "Slice");
-  if (!head || head->num_inputs() < 4 || result->uses().size() != 1 || is_graph_output(result)) return std::nullopt;
+  const auto head = match::last_axis_slice(x);
+  if (!head || result->uses().size() != 1 || is_graph_output(result)) return std::nullopt;
   ir::Node* cat = result->uses()[0].user;
   if (!cat || cat->op_type() != "Concat" || !cat->domain().empty() || cat->num_inputs() != 2 ||
       cat->input(0) != result || !is_last_axis(cat->attr_i("axis", 0), 4))
     return std::nullopt;
-  ir::Node* tail = producer_of(cat->input(1), "Slice");
-  ir::Value* whole = head->input(0);
-  if (!tail || tail->input(0) != whole || whole->type().rank() != 4) return std::nullopt;
+  const auto tail = match::last_axis_slice(cat->input(1));
+  ir::Value* whole = head->x;
+  if (!tail || tail->x != whole || whole->type().rank() != 4) return std::nullopt;
   const int64_t big = whole->type().static_dims()[3], d = x->type().static_dims()[3];
-  auto range = [&](ir::Node* s) -> std::optional<std::pair<int64_t, int64_t>> {
-    const auto st = const_ints(s->input(1)), en = const_ints(s->input(2)), ax = const_ints(s->input(3));
-    if (!st || !en || !ax || st->size() != 1 || en->size() != 1 || ax->size() != 1 || !is_last_axis((*ax)[0], 4))
-      return std::nullopt;
-    if (s->num_inputs() > 4 && s->input(4) && const_ints(s->input(4)) != std::vector<int64_t>{1}) return std::nullopt;
-    return std::make_pair((*st)[0], (*en)[0]);
-  };
-  const auto h = range(head), t = range(tail);
-  if (big <= d || !h || !t || h->first != 0 || h->second != d || t->first != d || t->second < big) return std::nullopt;
+  if (big <= d || head->start != 0 || head->end != d || tail->start != d || tail->end < big) return std::nullopt;
   return std::make_pair(cat, whole);
 }
 
@@ -170,21 +162,12 @@ void run(ir::Graph& g) {
       c->set_type(ir::ValueType::tensor(ir::DType::Int64, {static_cast<int64_t>(v.size())}));
       return c;
     };
-    // caches [B, S, d/2] for every batch row of x
-    ir::Value* batch = g.create_node("Shape", {whole}, 1, {{"start", int64_t{0}}, {"end", int64_t{1}}})->output(0);
-    batch->set_type(ir::ValueType::tensor(ir::DType::Int64, {1}));
-    ir::Value* to = g.create_node("Concat", {batch, ints({1, 1})}, 1, {{"axis", int64_t{0}}})->output(0);
-    to->set_type(ir::ValueType::tensor(ir::DType::Int64, {3}));
-    auto per_row = [&](ir::Value* c) {
-      ir::Value* e = g.create_node("Expand", {c, to}, 1)->output(0);
-      e->set_type(ir::ValueType::tensor(c->type().dtype));
-      return e;
-    };
+    const auto [cos, sin] = match::caches_per_row(g, whole, m->cos, m->sin);
     ir::Value* flat = g.create_node("Reshape", {whole, ints({0, 0, -1})}, 1)->output(0);
     flat->set_type(ir::ValueType::tensor(whole->type().dtype));
     ir::Attributes attrs{{"interleaved", int64_t{1}}, {"num_heads", dims[2]}};
     if (rotary_dim) attrs.emplace_back("rotary_embedding_dim", rotary_dim);
-    ir::Node* rope = g.create_node("RotaryEmbedding", {flat, per_row(m->cos), per_row(m->sin)}, 1, std::move(attrs));
+    ir::Node* rope = g.create_node("RotaryEmbedding", {flat, cos, sin}, 1, std::move(attrs));
     rope->output(0)->set_type(ir::ValueType::tensor(whole->type().dtype));
     ir::Value* y = g.create_node("Reshape", {rope->output(0), ints({0, 0, dims[2], dims[3]})}, 1)->output(0);
     g.set_insert_point(nullptr);

@@ -29,28 +29,7 @@ namespace {
 
 using match::producer_of;
 
-std::optional<std::vector<int64_t>> const_ints(const ir::Node* n, size_t i) {
-  return i < n->num_inputs() ? match::const_ints(n->input(i)) : std::nullopt;
-}
-
-// Slice(x, [start], [end], [last axis], [1]) of a 4-D x: x and (start, end).
-struct LastAxisSlice {
-  ir::Value* x = nullptr;
-  int64_t start = 0, end = 0;
-};
-
-std::optional<LastAxisSlice> last_axis_slice(ir::Value* v) {
-  ir::Node* s = producer_of(v, "Slice");
-  if (!s || s->num_inputs() < 4) return std::nullopt;
-  auto starts = const_ints(s, 1), ends = const_ints(s, 2), axes = const_ints(s, 3);
-  if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 || axes->size() != 1) return std::nullopt;
-  if ((*axes)[0] != -1 && (*axes)[0] != 3) return std::nullopt;
-  if (s->num_inputs() > 4 && s->input(4)) {
-    auto steps = const_ints(s, 4);
-    if (!steps || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
-  }
-  return LastAxisSlice{s->input(0), (*starts)[0], (*ends)[0]};
-}
+using match::last_axis_slice;
 
 // cat(-x[..., h:], x[..., :h]) along the last axis of a [B, H, S, D] x with
 // static D = 2h: x.
@@ -114,7 +93,7 @@ struct HalfChain {
 std::optional<HalfChain> run_time_half(ir::Value* v, const char* op, int64_t h) {
   ir::Node* unsq = producer_of(v, "Unsqueeze");
   if (!unsq) return std::nullopt;
-  const auto axes = unsq->num_inputs() > 1 ? const_ints(unsq, 1)
+  const auto axes = unsq->num_inputs() > 1 ? match::const_ints(unsq->input(1))
                                            : std::optional<std::vector<int64_t>>(unsq->attr_ints("axes"));
   if (!axes || axes->size() != 1 || (*axes)[0] != 1) return std::nullopt;
   HalfChain c;
@@ -214,20 +193,8 @@ void run(ir::Graph& g) {
         }
         return v;
       };
-      // (the caches' batch is x's: positions shared by the batch give 1)
-      ir::Value* batch = g.create_node("Shape", {m->x}, 1, {{"start", int64_t{0}}, {"end", int64_t{1}}})->output(0);
-      batch->set_type(ir::ValueType::tensor(ir::DType::Int64, {1}));
-      ir::Value* ones = g.add_initializer(add->name() + ".ones", ir::Tensor::from_int64s({1, 1}));
-      ones->set_derived(true);
-      ir::Value* to = g.create_node("Concat", {batch, ones}, 1, {{"axis", int64_t{0}}})->output(0);
-      to->set_type(ir::ValueType::tensor(ir::DType::Int64, {3}));
-      auto per_row = [&](ir::Value* v) {
-        ir::Value* e = g.create_node("Expand", {v, to}, 1)->output(0);
-        e->set_type(ir::ValueType::tensor(v->type().dtype));
-        return e;
-      };
-      ir::Node* rope = g.create_node(
-          "RotaryEmbedding", {m->x, per_row(half(*m->cos_chain, "Cos")), per_row(half(*m->sin_chain, "Sin"))}, 1);
+      const auto [cos, sin] = match::caches_per_row(g, m->x, half(*m->cos_chain, "Cos"), half(*m->sin_chain, "Sin"));
+      ir::Node* rope = g.create_node("RotaryEmbedding", {m->x, cos, sin}, 1);
       rope->output(0)->set_type(add->output(0)->type());
       g.set_insert_point(nullptr);
       const std::string name = add->output(0)->name();

@@ -3,24 +3,16 @@
 
 #include "ir/graph.h"
 #include "onnx_passes/passes.h"
+#include "pass_fixture.h"
 
 namespace torch2onnx {
 namespace {
 
-struct Fixture {
-  ir::Model m;
-  ir::Graph& g = *m.graph;
-  ExportOptions o;
-  onnx_passes::PassContext ctx{o};
+struct Fixture : PassFixture {
   void run() {
     onnx_passes::eliminate_common_subexpressions(m, ctx);
     onnx_passes::eliminate_dead_code(m, ctx);
     onnx_passes::lint(m, "test");
-  }
-  size_t count(const std::string& op) const {
-    size_t n = 0;
-    for (const auto& node : g.nodes()) n += node->op_type() == op;
-    return n;
   }
 };
 

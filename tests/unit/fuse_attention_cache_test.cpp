@@ -3,6 +3,7 @@
 
 #include "ir/graph.h"
 #include "onnx_passes/passes.h"
+#include "pass_fixture.h"
 
 namespace torch2onnx {
 namespace {
@@ -16,26 +17,7 @@ ir::ValueType typed(ir::DType dt, std::vector<Dim> dims) {
   return t;
 }
 
-struct Fixture {
-  ir::Model m;
-  ir::Graph& g = *m.graph;
-  ExportOptions o;
-  onnx_passes::PassContext ctx{o};
-  Fixture() {
-    m.opset = 23;
-    o.opset_version = 23;
-  }
-  ir::Value* ints(std::vector<int64_t> v) {
-    const int64_t n = static_cast<int64_t>(v.size());
-    ir::Value* c = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_int64s(v)}})->output(0);
-    c->set_type(ir::ValueType::tensor(ir::DType::Int64, {n}));
-    return c;
-  }
-  ir::Value* op(const char* type, std::vector<ir::Value*> in, ir::ValueType t = {}, ir::Attributes attrs = {}) {
-    ir::Value* v = g.create_node(type, std::move(in), 1, std::move(attrs))->output(0);
-    v->set_type(std::move(t));
-    return v;
-  }
+struct Fixture : PassFixture {
   // x.size(axis) as a [1] tensor, as the converters compute it
   ir::Value* size(ir::Value* x, int64_t axis) {
     ir::Value* s = op("Shape", {x}, ir::ValueType::tensor(ir::DType::Int64, {4}));
@@ -55,11 +37,6 @@ struct Fixture {
     onnx_passes::fuse_attention_cache(m, ctx);
     onnx_passes::eliminate_dead_code(m, ctx);
     onnx_passes::lint(m, "test");
-  }
-  size_t count(const std::string& type) const {
-    size_t n = 0;
-    for (const auto& node : g.nodes()) n += node->op_type() == type;
-    return n;
   }
 };
 

@@ -3,29 +3,15 @@
 
 #include "ir/graph.h"
 #include "onnx_passes/passes.h"
+#include "pass_fixture.h"
 
 namespace torch2onnx {
 namespace {
 
-struct Fixture {
-  ir::Model m;
-  ir::Graph& g = *m.graph;
-  ExportOptions o;
-  onnx_passes::PassContext ctx{o};
-  Fixture() {
-    m.opset = 23;
-    o.opset_version = 23;
-  }
-  ir::Value* ints(std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    ir::Value* c = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_int64s(v)}})->output(0);
-    c->set_type(ir::ValueType::tensor(ir::DType::Int64, {n}));
-    return c;
-  }
+struct Fixture : PassFixture {
+  // a float node of shape `dims`
   ir::Value* op(const char* type, std::vector<ir::Value*> in, std::vector<int64_t> dims, ir::Attributes a = {}) {
-    ir::Value* v = g.create_node(type, std::move(in), 1, std::move(a))->output(0);
-    v->set_type(ir::ValueType::tensor(ir::DType::Float, dims));
-    return v;
+    return PassFixture::op(type, std::move(in), ir::ValueType::tensor(ir::DType::Float, dims), std::move(a));
   }
   // x[..., start::2] of x [2, 5, 3, 4]
   ir::Value* every_other(ir::Value* x, int64_t start) {
@@ -63,9 +49,7 @@ TEST(FuseInterleavedRotary, GptJsRotationIsOneNodeOnTheHeadsAfterSequenceView) {
   EXPECT_EQ(rope->attr_i("num_heads", 0), 3);
   EXPECT_FALSE(rope->has_attr("rotary_embedding_dim"));
   EXPECT_EQ(rope->input(0)->producer()->input(0), x);  // the [B, S, H*D] view of x
-  size_t left = 0;
-  for (const auto& n : f.g.nodes()) left += n->op_type() == "Neg" || n->op_type() == "Tile";
-  EXPECT_EQ(left, 0u);
+  EXPECT_EQ(f.count("Neg") + f.count("Tile"), 0u);
 }
 
 }  // namespace

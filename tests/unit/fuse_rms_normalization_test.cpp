@@ -3,19 +3,13 @@
 
 #include "ir/graph.h"
 #include "onnx_passes/passes.h"
+#include "pass_fixture.h"
 
 namespace torch2onnx {
 namespace {
 
-struct Fixture {
-  ir::Model m;
-  ir::Graph& g = *m.graph;
-  ExportOptions o;
-  onnx_passes::PassContext ctx{o};
-  explicit Fixture(int64_t opset = 23) {
-    m.opset = opset;
-    o.opset_version = static_cast<int>(opset);
-  }
+struct Fixture : PassFixture {
+  explicit Fixture(int opset = 23) : PassFixture(opset) {}
   ir::Value* constant(ir::Tensor t) {
     const ir::DType dt = t.dtype();
     const std::vector<int64_t> dims = t.dims();
@@ -23,20 +17,10 @@ struct Fixture {
     v->set_type(ir::ValueType::tensor(dt, dims));
     return v;
   }
-  ir::Value* op(const char* type, std::vector<ir::Value*> in, ir::ValueType t, ir::Attributes attrs = {}) {
-    ir::Value* v = g.create_node(type, std::move(in), 1, std::move(attrs))->output(0);
-    v->set_type(std::move(t));
-    return v;
-  }
   void run() {
     onnx_passes::fuse_rms_normalization(m, ctx);
     onnx_passes::eliminate_dead_code(m, ctx);
     onnx_passes::lint(m, "test");
-  }
-  size_t count(const std::string& type) const {
-    size_t n = 0;
-    for (const auto& node : g.nodes()) n += node->op_type() == type;
-    return n;
   }
 };
 

@@ -3,27 +3,16 @@
 
 #include "ir/graph.h"
 #include "onnx_passes/passes.h"
+#include "pass_fixture.h"
 
 namespace torch2onnx {
 namespace {
 
-struct Fixture {
-  ir::Model m;
-  ir::Graph& g = *m.graph;
-  ExportOptions o;
-  onnx_passes::PassContext ctx{o};
+struct Fixture : PassFixture {
   ir::Value* x;
-  explicit Fixture(int64_t opset = 17) {
-    m.opset = opset;
+  explicit Fixture(int opset = 17) : PassFixture(opset) {
     ir::ValueType t = ir::ValueType::tensor(ir::DType::Float, {-1, -1, 8});  // [batch, seq, 8]
     x = g.add_input("x", t);
-  }
-  ir::Value* ints(std::vector<int64_t> v, bool scalar = false) {
-    ir::Tensor t = scalar ? ir::Tensor::scalar_int(ir::DType::Int64, v[0]) : ir::Tensor::from_int64s(v);
-    ir::Value* c = g.create_node("Constant", {}, 1, {{"value", std::move(t)}})->output(0);
-    c->set_type(scalar ? ir::ValueType::tensor(ir::DType::Int64, std::vector<int64_t>{})
-                       : ir::ValueType::tensor(ir::DType::Int64, {static_cast<int64_t>(v.size())}));
-    return c;
   }
   // x.size(i) as a [1] tensor: Unsqueeze(Gather(Shape(x), i), [0])
   ir::Value* size(int64_t i) {
@@ -39,9 +28,7 @@ struct Fixture {
     onnx_passes::fuse_shape_slices(m, ctx);
     onnx_passes::eliminate_dead_code(m, ctx);
     onnx_passes::lint(m, "test");
-    size_t n = 0;
-    for (const auto& node : g.nodes()) n += node->op_type() == op;
-    return n;
+    return count(op);
   }
 };
 

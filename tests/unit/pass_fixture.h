@@ -1,0 +1,43 @@
+// What the ONNX-pass unit tests share: a model at an opset, the options and
+// pass context, int64 constants, one-output nodes of a given type, and counting the nodes of an operator.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "onnx_passes/passes.h"
+
+namespace torch2onnx {
+
+struct PassFixture {
+  ir::Model m;
+  ir::Graph& g = *m.graph;
+  ExportOptions o;
+  onnx_passes::PassContext ctx{o};
+  explicit PassFixture(int opset = 23) {
+    m.opset = opset;
+    o.opset_version = opset;
+  }
+  // A 1-D int64 Constant (0-d with `scalar`).
+  ir::Value* ints(std::vector<int64_t> v, bool scalar = false) {
+    ir::Tensor t = scalar ? ir::Tensor::scalar_int(ir::DType::Int64, v[0]) : ir::Tensor::from_int64s(v);
+    ir::Value* c = g.create_node("Constant", {}, 1, {{"value", std::move(t)}})->output(0);
+    c->set_type(scalar ? ir::ValueType::tensor(ir::DType::Int64, std::vector<int64_t>{})
+                       : ir::ValueType::tensor(ir::DType::Int64, {static_cast<int64_t>(v.size())}));
+    return c;
+  }
+  // A node of `type` with one output of type `t`.
+  ir::Value* op(const char* type, std::vector<ir::Value*> in, ir::ValueType t = {}, ir::Attributes attrs = {}) {
+    ir::Value* v = g.create_node(type, std::move(in), 1, std::move(attrs))->output(0);
+    v->set_type(std::move(t));
+    return v;
+  }
+  size_t count(const std::string& op) const {
+    size_t n = 0;
+    for (const auto& node : g.nodes()) n += node->op_type() == op;
+    return n;
+  }
+};
+
+}  // namespace torch2onnx
