@@ -55,6 +55,8 @@ const NamedPass kOnnxPasses[] = {
     {"fuse_rms_normalization", onnx_passes::fuse_rms_normalization},
     {"fuse_attention_cache", onnx_passes::fuse_attention_cache},
     {"remove_identities", onnx_passes::remove_identities},
+    {"remove_neutral_arithmetic", onnx_passes::remove_neutral_arithmetic},
+    {"read_shapes_at_source", onnx_passes::read_shapes_at_source},
     {"fuse_concats", onnx_passes::fuse_concats},
     {"fuse_unsqueezes", onnx_passes::fuse_unsqueezes},
     {"fuse_transposes", onnx_passes::fuse_transposes},
@@ -119,6 +121,7 @@ torch_side::TorchGraph trace_to_torch_graph(torch::jit::Module module, const std
   StageTimer timer;
   // (LibTorch's C++ meta kernels for every example run below, in a Python process)
   torch_side::CppMetaKernels cpp_meta;
+  timer.done("meta kernels");
   torch_side::TorchGraph tg = torch_side::inline_forward(module, args, ctx);
   timer.done("inline_forward");
   torch_side::inline_autograd_functions(tg, ctx);

@@ -60,6 +60,10 @@ void fuse_rms_normalization(ir::Model& model, const PassContext& ctx);
 void fuse_attention_cache(ir::Model& model, const PassContext& ctx);
 // Identity nodes are bypassed.
 void remove_identities(ir::Model& model, const PassContext& ctx);
+// x + 0, x - 0 (integers), x * 1, x / 1 -> x (remove_neutral_arithmetic.cpp).
+void remove_neutral_arithmetic(ir::Model& model, const PassContext& ctx);
+// Shape / Size of a Cast (or another element-wise unary op) read from its input.
+void read_shapes_at_source(ir::Model& model, const PassContext& ctx);
 // Concat of Concat (same axis, the inner read once) -> one Concat.
 void fuse_concats(ir::Model& model, const PassContext& ctx);
 // Transpose of Transpose (the inner read once) -> one Transpose; identity perms -> nothing.
