@@ -134,13 +134,19 @@ void write_picture(const ir::Model& model, const ExportOptions& options, Report*
 
 // The serialized model (with its picture and report); an Io error when the
 // weights need external data.
-std::string to_bytes(const ir::Model& model, const ExportOptions& options, Report& report) {
+void check_fits_one_buffer(const ir::Model& model, const ExportOptions& options) {
   if (options.external_data || serialize::exceeds_protobuf_limit(model))
     throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
                                      " GiB) go to external data, which needs a file: export to a path, not to "
                                      "memory or a file-like object");
+}
+
+std::string to_bytes(const ir::Model& model, const ExportOptions& options, Report& report) {
+  check_fits_one_buffer(model, options);
   write_picture(model, options, &report);
+  auto t0 = std::chrono::steady_clock::now();
   std::string bytes = serialize::serialize_model(model, write_options(options));
+  note_stage("serialize", t0);
   report.done(model);
   return bytes;
 }
@@ -215,6 +221,21 @@ std::string export_to_bytes(const torch::jit::Module& module, const std::vector<
   return report.run([&] {
     ir::Model model = export_ir(module, args, options, user_registry(), hooks);
     return to_bytes(model, options, report);
+  });
+}
+
+void export_to_sink(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const ExportOptions& options,
+                    const ExportHooks& hooks, const std::function<void(const uint8_t*, size_t)>& sink) {
+  TrainingGuard guard(module);
+  Report report(options, class_name(module), "");
+  report.run([&] {
+    ir::Model model = export_ir(module, args, options, user_registry(), hooks);
+    check_fits_one_buffer(model, options);
+    write_picture(model, options, &report);
+    auto t0 = std::chrono::steady_clock::now();
+    serialize::serialize_model_to(model, write_options(options), sink);
+    note_stage("write", t0);
+    report.done(model);
   });
 }
 

@@ -2,6 +2,8 @@
 // that add to the pipeline (the Python package).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,9 @@ torch::jit::Module module_from_graph(std::shared_ptr<torch::jit::Graph> graph, c
 // The serialized ModelProto; an Io error when the weights need external data.
 std::string export_to_bytes(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                             const ExportOptions& options, const ExportHooks& hooks);
+// The same bytes handed to `sink` piece by piece (a Python file-like object's write()).
+void export_to_sink(const torch::jit::Module& module, const std::vector<c10::IValue>& args, const ExportOptions& options,
+                    const ExportHooks& hooks, const std::function<void(const uint8_t*, size_t)>& sink);
 std::string export_to_pretty_string(const torch::jit::Module& module, const std::vector<c10::IValue>& args,
                                     const ExportOptions& options, const ExportHooks& hooks);
 // The torch-side graph (after the torch passes) and what cannot be converted in it.

@@ -11,6 +11,7 @@
 
 #include "api_internal.h"
 #include "frontend/pt2/program.h"
+#include "module_tree.h"
 #include "python_symbolic.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/find_mismatch.h"
@@ -212,12 +213,14 @@ PYBIND11_MODULE(_C, m) {
   // The built-in symbolic of autograd Functions that have a `symbolic`.
   user_registry().add("prim::PythonOp", kMinOpset, python::python_op_symbolic);
   python::bind_symbolic_api(m);
+  python::bind_module_tree(m);
 
   m.def("version", &version);
 
   m.def(
       "export",
-      [](const torch::jit::Module& module, py::tuple args, py::object path, py::dict options) -> py::object {
+      [](const torch::jit::Module& module, py::tuple args, py::object path, py::dict options,
+         py::object stream) -> py::object {
         ExportOptions o = options_from(options);
         std::vector<c10::IValue> ivalues = ivalues_from(args);
         std::ostringstream verbose;
@@ -226,20 +229,36 @@ PYBIND11_MODULE(_C, m) {
         ExportHooks hooks = python_hooks(options);
         std::vector<size_t> unused;
         o.unused_input = [&unused](size_t index, const std::string&) { unused.push_back(index); };
+        // A file-like object takes the bytes piece by piece (weights straight from their tensors), not one
+        // copy of the whole model in a std::string and another in a Python bytes.
+        py::object write = stream.is_none() ? py::object() : py::object(stream.attr("write"));
+        auto sink = [&write](const uint8_t* p, size_t n) {
+          constexpr size_t kPiece = size_t{64} << 20;
+          py::gil_scoped_acquire gil;
+          for (size_t off = 0; off < n; off += kPiece) {
+            const size_t k = std::min(kPiece, n - off);
+            write(py::memoryview::from_memory(p + off, static_cast<py::ssize_t>(k)));
+          }
+        };
         std::string bytes = without_gil([&] {
           if (!file.empty()) {
             api::export_to_file(module, ivalues, file, o, hooks);
             return std::string();
           }
+          if (write) {
+            api::export_to_sink(module, ivalues, o, hooks, sink);
+            return std::string();
+          }
           return api::export_to_bytes(module, ivalues, o, hooks);
         });
         if (o.verbose) py::print(verbose.str(), py::arg("end") = "", py::arg("flush") = true);
-        py::object data = file.empty() ? py::object(py::bytes(bytes)) : py::object(py::none());
+        py::object data = file.empty() && !write ? py::object(py::bytes(bytes)) : py::object(py::none());
         return py::make_tuple(data, unused);
       },
-      py::arg("module"), py::arg("args"), py::arg("path"), py::arg("options"),
-      "Exports module.forward(*args); writes `path` (or returns the bytes when path is None). "
-      "Returns (bytes or None, indices of the example inputs the model does not read)");
+      py::arg("module"), py::arg("args"), py::arg("path"), py::arg("options"), py::arg("stream") = py::none(),
+      "Exports module.forward(*args); writes `path`, or `stream` (a binary file-like object: its write() is "
+      "called with the bytes in pieces), or returns the bytes when both are None. Returns (bytes or None, "
+      "indices of the example inputs the model does not read)");
 
   m.def(
       "export_program",

@@ -262,7 +262,7 @@ def trace(model, args, kwargs):
             # torch 2.10+ deprecates torch.jit.trace: that is about our use of it, not the user's code.
             warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated", category=FutureWarning)
             # On copies: a forward() that writes into its inputs must not change the caller's tensors.
-            traced = torch.jit.trace(model, clone_tensors(inputs), strict=False, check_trace=False)
+            traced = _trace_module(model, clone_tensors(inputs))
     except errors.OnnxExporterError:
         raise
     except Exception as e:  # the model itself failed on the example args
@@ -273,7 +273,45 @@ def trace(model, args, kwargs):
             model.forward = forward
         else:
             del model.forward
-    return traced._c, inputs
+    return traced, inputs
+
+
+def _trace_module(model, inputs):
+    """torch.jit.trace(model, inputs, strict=False, check_trace=False)._c, with the
+    module tree it traces into made in C++ (_C.module_tree: torch.jit.trace
+    makes it in Python, most of its time on a model of many modules); the
+    trace itself is torch's (the same calls torch.jit._trace.trace_module makes).
+    Modules the tree leaves to torch.jit.trace (exported methods, backward hooks)
+    are traced by it."""
+    from . import _C
+
+    tree = _C.module_tree(model)
+    if tree is None:
+        return torch.jit.trace(model, inputs, strict=False, check_trace=False)._c
+    trace_map = {"__module": model}
+
+    def register(mod, prefix):
+        for name, child in mod.named_children():
+            trace_map[child] = f"{prefix}.{name}"
+            register(child, f"{prefix}.{name}")
+
+    register(model, "__module")
+    jit_trace = torch.jit._trace
+    old_map = jit_trace._trace_module_map
+    jit_trace._trace_module_map = trace_map
+    try:
+        call = [tree, "forward", model, inputs, jit_trace._create_interpreter_name_lookup_fn(0), False, False,
+                jit_trace.get_callable_argument_names(model.forward)]
+        if _STORE_INPUTS_ARG:
+            call.append(False)
+        torch._C.ScriptModule._create_method_from_trace(*call)
+    finally:
+        jit_trace._trace_module_map = old_map
+    return tree
+
+
+# Whether this torch's ScriptModule._create_method_from_trace takes `store_inputs` (2.x does, 1.13 not).
+_STORE_INPUTS_ARG = "_store_inputs" in inspect.signature(torch.jit._trace.trace_module).parameters
 
 
 def _schema_names(schema, skip_self):

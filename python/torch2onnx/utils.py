@@ -171,9 +171,11 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
         with _modes.keep_module_attributes(model):
             module, values, positional, keyword = _prepare(model, args, kwargs, training)
         _logging.log(f"traced {type(model).__name__} in {time.perf_counter() - start:.3f} s")
-        data, unused = _C().export(module, values, path, options)
+        # (into a stream piece by piece, unless verify needs the bytes)
+        data, unused = _C().export(module, values, path, options, stream if stream is not None and not verify else None)
     if stream is not None:
-        stream.write(data)
+        if data is not None:
+            stream.write(data)
         if hasattr(stream, "flush"):
             stream.flush()
     _logging.log(f"exported {type(model).__name__} (opset {options['opset_version']}) in "

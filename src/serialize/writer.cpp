@@ -228,9 +228,18 @@ bool exceeds_protobuf_limit(const ir::Model& model) {
 std::string serialize_model(const ir::Model& model, const WriteOptions& options) {
   if (options.external_data) throw Error(Error::Kind::Usage, "a model with external data cannot be serialized to one buffer");
   std::string out;
+  uint64_t weights = 0;
+  for (const ir::Value* v : model.graph->initializers()) weights += v->initializer()->nbytes();
+  out.reserve(weights + (size_t{1} << 20));  // (one allocation, not a copy per doubling)
   emit(model, options, "", [&](const uint8_t* p, size_t n) { out.append(reinterpret_cast<const char*>(p), n); },
        [](const uint8_t*, size_t) {});
   return out;
+}
+
+void serialize_model_to(const ir::Model& model, const WriteOptions& options,
+                        const std::function<void(const uint8_t*, size_t)>& sink) {
+  if (options.external_data) throw Error(Error::Kind::Usage, "a model with external data cannot be serialized to one stream");
+  emit(model, options, "", sink, [](const uint8_t*, size_t) {});
 }
 
 // Writes through `write` in 16 MiB pieces and reports the fraction of the

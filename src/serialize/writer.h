@@ -35,5 +35,9 @@ std::string base_name(const std::string& path);
 
 // The same bytes as write_model, in memory.
 std::string serialize_model(const ir::Model& model, const WriteOptions& options);
+// The same bytes handed to `sink` piece by piece (weights straight from their
+// tensors): no copy of the whole model in memory.
+void serialize_model_to(const ir::Model& model, const WriteOptions& options,
+                        const std::function<void(const uint8_t*, size_t)>& sink);
 
 }  // namespace torch2onnx::serialize
