@@ -154,6 +154,7 @@ install: build
 
 bench: deps build
 	$(PYTHON) bench/bench.py --cli $(BUILD_DIR)/torch2onnx --markdown docs/benchmarks.md
+	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python $(PYTHON) bench/bench_inprocess.py --first --markdown docs/benchmarks.md
 
 # A 0.85 B-parameter transformers Llama through both exporters' two paths:
 # export() seconds and peak RSS (bench/bench_llm.py; ~5 minutes, ~10 GB of RAM).

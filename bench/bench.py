@@ -415,7 +415,8 @@ PT2_HEADING = "## .pt2 programs: torch2onnx vs torch.onnx dynamo"
 # bench_graphs.py): this one's run keeps them, as it keeps the .pt2 one.
 LLM_HEADING = "## A large decoder: torch2onnx vs torch.onnx (seconds and peak memory)"
 GRAPHS_HEADING = "## transformers models: graph size and ONNX Runtime latency"
-OTHER_HEADINGS = (PT2_HEADING, LLM_HEADING, GRAPHS_HEADING)
+INPROCESS_HEADING = "## In process from Python: torch2onnx.export vs torch.onnx.export (seconds per call)"
+OTHER_HEADINGS = (PT2_HEADING, LLM_HEADING, GRAPHS_HEADING, INPROCESS_HEADING)
 
 
 def section(text, heading):

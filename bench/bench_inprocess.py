@@ -27,8 +27,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "transformers"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from bench import INPROCESS_HEADING as HEADING, write_section  # noqa: E402
 
-HEADING = "## In process from Python: torch2onnx.export vs torch.onnx.export (seconds per call)"
 EXPORTERS = ("t2o", "onnx-ts", "onnx-dynamo", "t2o-dynamo")
 LABELS = {"t2o": "torch2onnx", "onnx-ts": "torch.onnx TS", "onnx-dynamo": "torch.onnx dynamo",
           "t2o-dynamo": "torch2onnx dynamo=True"}
@@ -231,8 +232,6 @@ def main():
     text = "\n".join(lines)
     print(text)
     if a.markdown:
-        from bench import write_section
-
         write_section(a.markdown, HEADING, text)
 
 
