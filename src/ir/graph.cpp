@@ -321,4 +321,12 @@ std::vector<Value*> Graph::all_values() const {
   return out;
 }
 
+void Graph::note_domain_version(const std::string& domain, int64_t version) {
+  if (parent_) return parent_->note_domain_version(domain, version);
+  auto [it, fresh] = domain_versions_.emplace(domain, version);
+  if (!fresh && it->second != version)
+    throw std::runtime_error("operators of domain '" + domain + "' asked for versions " + std::to_string(it->second) +
+                             " and " + std::to_string(version) + ": a model imports one version of a domain");
+}
+
 }  // namespace torch2onnx::ir

@@ -189,6 +189,7 @@ std::map<std::string, int64_t> used_domains(const ir::Model& model) {
   std::map<std::string, int64_t> out;
   collect_domains(*model.graph, out);
   for (const ir::Function& f : model.functions) collect_domains(*f.body, out);
+  for (const auto& [d, v] : model.graph->domain_versions()) out[d] = v;
   for (const auto& [d, v] : model.custom_opsets)
     if (!d.empty() && d != "ai.onnx") out[d] = v;
   return out;

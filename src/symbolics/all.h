@@ -30,6 +30,7 @@ void register_linalg_ldl(Registry& r);
 void register_linalg_lu(Registry& r);
 void register_linalg_solve(Registry& r);
 void register_grouped_mm(Registry& r);
+void register_onnx_ops(Registry& r);
 void register_linear(Registry& r);
 void register_loss(Registry& r);
 void register_math(Registry& r);
@@ -121,6 +122,8 @@ inline void register_all(Registry& r) {
   register_linear(r);
   r.set_family("grouped_mm");
   register_grouped_mm(r);
+  r.set_family("onnx_ops");
+  register_onnx_ops(r);
   r.set_family("loss");
   register_loss(r);
   r.set_family("math");

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -297,6 +298,11 @@ class Graph {
   std::string rename_unique(Value* v, const std::string& base);
 
   // Current origin stamped on new nodes (set by the converter per PyTorch op).
+  // The version a custom domain's operators are of (its opset import), noted
+  // on the main graph (a subgraph passes it up); a second, different version
+  // for the same domain throws.
+  void note_domain_version(const std::string& domain, int64_t version);
+  const std::map<std::string, int64_t>& domain_versions() const { return domain_versions_; }
   void set_current_origin(std::shared_ptr<const Origin> o) { current_origin_ = std::move(o); }
   const std::shared_ptr<const Origin>& current_origin() const { return current_origin_; }
 
@@ -311,6 +317,7 @@ class Graph {
 
   std::string name_ = "main_graph";
   Graph* parent_ = nullptr;
+  std::map<std::string, int64_t> domain_versions_;
   std::shared_ptr<NameTable> names_;
   std::vector<std::unique_ptr<Value>> values_;
   std::list<std::unique_ptr<Node>> nodes_;

@@ -132,6 +132,26 @@ Arg ProgramConverter::make_arg(const NamedArgument& na, const Node& n) {
     a.kind = Arg::Kind::String;
     a.constant = true;
     a.s = x.strings.at(0);
+  } else if (k == "as_strings") {
+    a.kind = Arg::Kind::List;
+    a.constant = true;
+    for (const std::string& v : x.strings) {
+      Arg e;
+      e.kind = Arg::Kind::String;
+      e.constant = true;
+      e.s = v;
+      a.elements.push_back(std::move(e));
+    }
+  } else if (k == "as_int_lists") {
+    a.kind = Arg::Kind::List;
+    a.constant = true;
+    for (const std::vector<int64_t>& list : x.int_lists) {
+      Arg e;
+      e.kind = Arg::Kind::List;
+      e.constant = true;
+      for (int64_t v : list) e.elements.push_back(constant_int(v));
+      a.elements.push_back(std::move(e));
+    }
   } else if (k == "as_device") {
     a.kind = Arg::Kind::Device;
     a.constant = true;

@@ -44,6 +44,7 @@ struct Argument {
   std::vector<int64_t> ints;       // as_int(s), as_sym_int(s) given as numbers, as_bool(s), scalar types...
   std::vector<double> floats;
   std::vector<std::string> strings;
+  std::vector<std::vector<int64_t>> int_lists;  // as_int_lists (int[][]: torch.onnx.ops' attribute positions)
   std::shared_ptr<Graph> graph;    // as_graph (higher-order operators' bodies)
 };
 

@@ -153,6 +153,11 @@ struct Reader {
       a.strings.push_back(string(*v, k.c_str()));
     } else if (k == "as_strings") {
       for (const json& x : array(*v, k.c_str())) a.strings.push_back(string(x, k.c_str()));
+    } else if (k == "as_int_lists") {
+      for (const json& list : array(*v, k.c_str())) {
+        a.int_lists.emplace_back();
+        for (const json& x : array(list, k.c_str())) a.int_lists.back().push_back(integer(x, k.c_str()));
+      }
     } else if (k == "as_sym_int" || k == "as_sym_bool" || k == "as_sym_float") {
       auto [sk, sv] = tag(*v, k.c_str());
       if (sk == "as_name") a.names.push_back(string(*sv, "as_name"));
