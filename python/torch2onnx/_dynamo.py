@@ -8,6 +8,7 @@ by the same .pt2 frontend as `torch2onnx export model.pt2`.
 
 Returns an ONNXProgram, as torch.onnx.export(dynamo=True) does."""
 import contextlib
+import dataclasses
 import datetime
 import inspect
 import io
@@ -17,47 +18,7 @@ import time
 import torch
 
 from . import _logging, _modes, errors
-
-
-class ONNXProgram:
-    """The exported model (torch.onnx.ONNXProgram's everyday API): model_proto,
-    exported_program, save(path), and calling it runs ONNX Runtime."""
-
-    def __init__(self, model_bytes, path, exported_program):
-        self._bytes = model_bytes
-        self._path = path
-        self.exported_program = exported_program
-        self._session = None
-
-    @property
-    def model_proto(self):
-        import onnx
-
-        if self._bytes is not None:
-            return onnx.load_from_string(self._bytes)
-        return onnx.load(self._path)
-
-    def save(self, destination):
-        """Writes the model to `destination` (a path or a binary file-like object)."""
-        data = self._bytes
-        if data is None:
-            data = self.model_proto.SerializeToString()
-        if hasattr(destination, "write"):
-            destination.write(data)
-        else:
-            with open(os.fspath(destination), "wb") as out:
-                out.write(data)
-
-    def __call__(self, *args, **kwargs):
-        """Runs the model in ONNX Runtime on tensors (the program's user inputs, in order)."""
-        from .verification import _flatten, ort_session, run_onnx_runtime
-
-        if self._session is None:
-            self._session = ort_session(self._bytes if self._bytes is not None else self._path)
-        return [torch.from_numpy(o) for o in run_onnx_runtime(self._session, _flatten((args, kwargs), numbers=False))]
-
-    def __repr__(self):
-        return f"ONNXProgram({self._path or f'{len(self._bytes)} bytes'})"
+from ._onnx_program import ONNXProgram  # noqa: F401  (torch2onnx.ONNXProgram)
 
 
 def _split(args, kwargs):
@@ -352,7 +313,8 @@ def _program_ops(ep):
     return counts
 
 
-def _write_report(directory, model_name, status, ep, strategy, options, timings, model_proto, verified, error):
+def _write_report(directory, model_name, status, ep, strategy, options, timings, model_proto, verified, error,
+                  profiled=None):
     os.makedirs(directory, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S-%f")
     path = os.path.join(directory, f"onnx_export_{stamp}_{status}.md")
@@ -376,6 +338,8 @@ def _write_report(directory, model_name, status, ep, strategy, options, timings,
         lines += [f"| {op} | {n} |" for op, n in sorted(counts.items())]
     if verified is not None:
         lines += ["", "## Verification (ONNX Runtime against PyTorch on the example inputs)", "", verified]
+    if profiled is not None:
+        lines += ["", "## Profile (pyinstrument)", "", "```", profiled, "```"]
     with open(path, "w") as out:
         out.write("\n".join(lines) + "\n")
     return path
@@ -399,12 +363,44 @@ def _in_memory(ep):
                 or t.is_sparse or t.is_complex() or t.dtype not in _IN_MEMORY_DTYPES):
             return None
         tensors[name] = t.detach()
+    program_json = _program_json(ep)
+    if program_json is not None:
+        return program_json, tensors
     try:
         artifact = serialize(ep, serialize_state_dict=False, serialize_constants=False,
                              serialize_example_inputs=False)
     except TypeError:  # (a torch whose serialize always writes the weights)
         return None
     return artifact.exported_program, tensors
+
+
+def _program_json(ep):
+    """The program's JSON as torch._export.serde.serialize.serialize(ep) writes it,
+    without the check that serialize runs on a canonical copy of the program it
+    then throws away (canonicalize: half of the call on a small model; issue
+    39). Built from the same parts serialize uses; None where this torch's
+    serializer is not made of them (serialize is then called as it is).
+    tests/python/test_dynamo_capture.py compares the two."""
+    try:
+        from torch._export.serde import schema, serialize as serde
+
+        ep.validate()
+        with serde._enable_graph_inputs_of_type_nn_module(ep.example_inputs):
+            graph_module = serde.GraphModuleSerializer(ep.graph_signature, ep.module_call_graph).serialize(
+                ep.graph_module)
+        fields = {f.name for f in dataclasses.fields(schema.ExportedProgram)}
+        values = dict(graph_module=graph_module, opset_version=serde.ExportedProgramSerializer().opset_version,
+                      range_constraints=serde.serialize_range_constraints(ep.range_constraints),
+                      schema_version=schema.SchemaVersion(major=schema.SCHEMA_VERSION[0],
+                                                          minor=schema.SCHEMA_VERSION[1]),
+                      verifiers=[v.dialect for v in ep.verifiers], torch_version=torch.__version__,
+                      guards_code=getattr(ep, "_guards_code", None))
+        if not set(values) - {"guards_code"} <= fields or not fields <= set(values):
+            return None
+        program = schema.ExportedProgram(**{k: v for k, v in values.items() if k in fields})
+        return serde._to_json_bytes(program)
+    except (ImportError, AttributeError, TypeError):
+        return None
 
 
 _IN_MEMORY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8,
@@ -445,8 +441,24 @@ def _convert(ep, path, options, timings):
     return data
 
 
-def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, artifacts_dir):
-    """The dynamo=True path of torch2onnx.export; `options` as utils._options makes them."""
+def _start_profiler(profile):
+    """torch.onnx's profile=True: pyinstrument over the export (its text in the report, else printed)."""
+    if not profile:
+        return None
+    try:
+        import pyinstrument
+    except ImportError as e:
+        raise ImportError("profile=True profiles the export with pyinstrument: `pip install pyinstrument`") from e
+    profiler = pyinstrument.Profiler(async_mode="disabled")
+    profiler.start()
+    return profiler
+
+
+def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, artifacts_dir, profile=False,
+           dump_exported_program=False):
+    """The dynamo=True path of torch2onnx.export; `options` as utils._options makes them.
+    dump_exported_program writes the captured program to <artifacts_dir>/onnx_export_<time>.pt2, profile
+    profiles the export (pyinstrument), as torch.onnx does."""
     from .utils import _target
 
     path, stream = _target(f) if f is not None else (None, None)
@@ -456,12 +468,24 @@ def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, arti
     timings = []
     ep, strategy, model_proto, verified, error = None, "-", None, None, None
     name = type(model).__name__
+    profiler = _start_profiler(profile)
+    profiled = None
     try:
         if options.get("dynamic_axes") and dynamic_shapes is None and not isinstance(model, torch.export.ExportedProgram):
             dynamic_shapes = _shapes_from_axes(model, args, kwargs, options.get("input_names"),
                                                options["dynamic_axes"])
         with _modes._exporting(options["opset_version"]), _logging._core_log():
             ep, strategy = _capture(model, args, kwargs, dynamic_shapes, timings)
+            if dump_exported_program:
+                os.makedirs(artifacts_dir or ".", exist_ok=True)
+                stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H-%M-%S-%f")
+                dumped = os.path.join(artifacts_dir or ".", f"onnx_export_{stamp}.pt2")
+                try:
+                    torch.export.save(ep, dumped)
+                except Exception as e:  # (as torch.onnx: the export goes on)
+                    _logging.log(f"could not save the exported program: {e}")
+                else:
+                    _logging.log(f"the exported program is saved to '{dumped}'")
             axes = _axes_from_shapes(ep, options.get("input_names"), dynamic_shapes)
             options["dynamic_axes"] = {**axes, **(options.get("dynamic_axes") or {})} or None
             try:
@@ -481,6 +505,7 @@ def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, arti
         if stream is not None:
             stream.write(data)
         program = ONNXProgram(data, path, ep)
+        program._capture_strategy = strategy
         if report:
             model_proto = program.model_proto
         if verify or "grown" in strategy:
@@ -509,7 +534,12 @@ def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, arti
         error = e
         raise
     finally:
+        if profiler is not None:
+            profiler.stop()
+            profiled = profiler.output_text(unicode=True)
+            if not report:
+                print(profiled)
         if report:
             status = "success" if error is None else "failure"
             _write_report(artifacts_dir or ".", name, status, ep, strategy, options, timings, model_proto,
-                          verified, error)
+                          verified, error, profiled)

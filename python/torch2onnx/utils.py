@@ -7,7 +7,7 @@ import warnings
 
 import torch
 
-from . import _args, _logging, _modes, errors
+from . import _args, _logging, _modes, _translation, errors
 from ._modes import OperatorExportTypes, TrainingMode
 
 __all__ = [
@@ -158,6 +158,7 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
                        custom_opsets, external_data, export_modules_as_functions)
     options["keep_doc_strings"] = keep_doc_strings
     options["inline_autograd"] = bool(autograd_inlining)
+    table = other.get("custom_translation_table")
     if other.get("graph"):
         options["graph_picture"] = os.fspath(other["graph"])
     report = _report_path(other.get("report"), other.get("artifacts_dir"), path, model)
@@ -172,7 +173,9 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
             module, values, positional, keyword = _prepare(model, args, kwargs, training)
         _logging.log(f"traced {type(model).__name__} in {time.perf_counter() - start:.3f} s")
         # (into a stream piece by piece, unless verify needs the bytes)
-        data, unused = _C().export(module, values, path, options, stream if stream is not None and not verify else None)
+        with _translation.applied(table, options["opset_version"]):
+            data, unused = _C().export(module, values, path, options,
+                                       stream if stream is not None and not verify else None)
     if stream is not None:
         if data is not None:
             stream.write(data)
@@ -241,16 +244,16 @@ def _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, o
     for name, value in other.items():
         if name not in _DYNAMO_KEYWORDS:
             raise TypeError(f"export() got an unexpected keyword argument '{name}' (with dynamo=True)")
-        if name in ("profile", "dump_exported_program", "fallback") and value:
+        if name == "fallback" and value:  # (torch.onnx 2.11 removed it)
             warnings.warn(f"torch2onnx.export ignores {name}={value!r}", stacklevel=3)
-        if name == "custom_translation_table" and value:
-            raise errors.ExportUsageError("custom_translation_table is not supported: register symbolics with "
-                                          "torch2onnx.register_custom_op_symbolic")
     options = _options(opset_version, export_params, verbose, TrainingMode.EVAL, input_names, output_names,
                        OperatorExportTypes.ONNX, True, dynamic_axes, False, custom_opsets, external_data, False,
                        default_opset=_C().DEFAULT_PROGRAM_OPSET)
-    return _dynamo.export(model, args, f, kwargs, options, other.get("dynamic_shapes"), verify,
-                          other.get("report", False), other.get("artifacts_dir", "."))
+    with _translation.applied(other.get("custom_translation_table"), options["opset_version"]):
+        return _dynamo.export(model, args, f, kwargs, options, other.get("dynamic_shapes"), verify,
+                              other.get("report", False), other.get("artifacts_dir", "."),
+                              profile=bool(other.get("profile")),
+                              dump_exported_program=bool(other.get("dump_exported_program")))
 
 
 # Options of other torch.onnx versions: what they do here.
@@ -260,7 +263,6 @@ _IGNORED = {
     "enable_onnx_checker": "the ONNX checker always runs",
     "dynamo": "torch2onnx exports as torch.onnx's TorchScript exporter (dynamo=False) does",
     "profile": None, "dump_exported_program": None, "fallback": None,
-    "custom_translation_table": None,
     # torch.onnx.utils._export's keywords: node names are always added, ONNX
     # shape inference always runs; the batch size is the example's unless
     # dynamic_axes frees it, which is what fixed_batch_size asks for RNNs.
@@ -269,11 +271,11 @@ _IGNORED = {
 }
 # torch 2.x options whose default (or any value) changes nothing here: no warning.
 _QUIET = {"dynamo": (False, None), "report": (False,), "profile": (False,), "dump_exported_program": (False,),
-          "optimize": (True, False), "artifacts_dir": None, "custom_translation_table": (None,),
+          "optimize": (True, False), "artifacts_dir": None,
           "_retain_param_name": None, "enable_onnx_checker": None, "export_type": None,
           "add_node_names": (True,), "onnx_shape_inference": (True,), "fixed_batch_size": None}
 _HANDLED = {"strip_doc_string", "aten", "use_external_data_format", "export_raw_ir", "graph", "report",
-            "artifacts_dir"}
+            "artifacts_dir", "custom_translation_table"}
 
 
 def _export(model, args, f, export_params=True, verbose=False, training=TrainingMode.EVAL, input_names=None,

@@ -77,3 +77,28 @@ def test_size_arithmetic():
     for a, b in ((5, 3), (2, 2), (7, 9), (1, 4)):
         x, y = torch.randn(a, 2), torch.randn(b, 2)
         torch.testing.assert_close(torch.from_numpy(run(f.getvalue(), x, y)[0]), SymOps()(x, y))
+
+
+def test_program_json_is_torch_export_serializers():
+    """The program JSON handed to the C++ core (_dynamo._program_json: torch's
+    serializer without the canonical copy it builds and throws away) is byte for
+    byte what torch._export.serde.serialize writes, on a program with parameters,
+    buffers, a constant and a dynamic dim."""
+    from torch._export.serde.serialize import serialize
+    from torch2onnx import _dynamo
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 3)
+            self.register_buffer("shift", torch.arange(3.0))
+            self.scale = torch.tensor(2.0)
+
+        def forward(self, x):
+            return torch.relu(self.lin(x)) * self.scale + self.shift + x.shape[0]
+
+    ep = torch.export.export(M(), (torch.randn(5, 4),), dynamic_shapes=({0: torch.export.Dim("n")},))
+    ours = _dynamo._program_json(ep)
+    assert ours is not None
+    assert ours == serialize(ep, serialize_state_dict=False, serialize_constants=False,
+                             serialize_example_inputs=False).exported_program
