@@ -38,34 +38,6 @@ torch::jit::Method forward_method(torch::jit::Module& module, const std::vector<
   throw Error(Error::Kind::Args, "no overload of the module's forward() (" + names + ") takes the example args");
 }
 
-// Every method and function call in `block` replaced by the callee's body,
-// calls inside it too. The callee's graph as it is, as torch.onnx inlines
-// (torch::jit::Inline takes each callee's optimized graph: a copy of every
-// submodule's forward put through the JIT's pre-optimization passes first, most
-// of this pass's time on a traced model of many modules; our own passes fold
-// what those would).
-void inline_calls(torch::jit::Block* block) {
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    torch::jit::Node* cur = *it;
-    const bool call = cur->kind() == c10::prim::CallMethod || cur->kind() == c10::prim::CallFunction;
-    torch::jit::GraphFunction* fn = call ? torch::jit::tryToGraphFunction(cur) : nullptr;
-    if (!fn) {
-      for (torch::jit::Block* b : cur->blocks()) inline_calls(b);
-      ++it;
-      continue;
-    }
-    if (cur->kind() == c10::prim::CallFunction) {  // (the callee as a constant input: no longer read)
-      torch::jit::Node* callee = cur->input(0)->node();
-      cur->removeInput(0);
-      if (callee->kind() == c10::prim::Constant && !callee->output()->hasUses()) callee->destroy();
-    }
-    // (the inlined nodes go before `cur`: go on from the first of them, for the calls they make)
-    torch::jit::Node* before = cur->prev();
-    torch::jit::inlineCallTo(cur, fn, /*inline_optimized_graph=*/false);
-    it = torch::jit::graph_node_list_iterator(before->next(), torch::jit::kNextDirection);
-  }
-}
-
 }  // namespace
 
 TorchGraph inline_forward(torch::jit::Module& module, const std::vector<c10::IValue>& args, const TorchContext& ctx) {
@@ -77,7 +49,7 @@ TorchGraph inline_forward(torch::jit::Module& module, const std::vector<c10::IVa
   auto method = forward_method(module, args);
   TorchGraph tg;
   tg.graph = method.graph()->copy();
-  inline_calls(tg.graph->block());
+  torch::jit::Inline(*tg.graph);
   const auto& schema = method.function().getSchema();
   for (size_t i = 1; i < schema.arguments().size(); ++i) {
     const auto& a = schema.arguments()[i];
