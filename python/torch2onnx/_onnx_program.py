@@ -67,7 +67,7 @@ def _from_numpy(array):
         return array
     if array.dtype.name == "bfloat16":
         return torch.from_numpy(array.view(np.uint16)).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(array))
+    return torch.from_numpy(array)  # (np.ascontiguousarray would make a 0-d array 1-d)
 
 
 class ONNXProgram:

@@ -170,3 +170,16 @@ def test_dump_exported_program_and_profile(tmp_path):
         torch2onnx.export(Net().eval(), (x,), dynamo=True, profile=True, report=True, artifacts_dir=str(tmp_path))
         (report,) = [p for p in os.listdir(tmp_path) if p.endswith(".md")]
         assert "## Profile" in open(tmp_path / report).read()
+
+
+def test_0d_outputs_stay_0d():
+    class Scalar(torch.nn.Module):
+        def forward(self, x):
+            return x[0, 0] * 2
+
+    x = torch.randn(2, 3)
+    program = torch2onnx.export(Scalar(), (x,), dynamo=True)
+    (out,) = program(x)
+    assert out.shape == () and torch.allclose(out, x[0, 0] * 2)
+    (ref,) = program.call_reference(x)
+    assert ref.shape == ()
