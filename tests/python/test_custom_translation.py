@@ -14,59 +14,62 @@ import torch
 import torch2onnx
 from torch2onnx import verification
 
-onnxscript = pytest.importorskip("onnxscript")
-pytestmark = pytest.mark.skipif(not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"),
-                                reason="torch.library.custom_op (torch 2.4+)")
-from onnxscript import FLOAT  # noqa: E402
-from onnxscript import opset18 as op  # noqa: E402
+try:
+    import onnxscript
+    from onnxscript import FLOAT
+    from onnxscript import opset18 as op
+except ImportError:  # (the 1.13 build's Python has no ONNX Script)
+    onnxscript = None
+AVAILABLE = onnxscript is not None and hasattr(getattr(torch, "library", None), "custom_op")
+pytestmark = pytest.mark.skipif(not AVAILABLE, reason="ONNX Script and torch.library.custom_op (torch 2.4+)")
+
+if AVAILABLE:
+    @torch.library.custom_op("t2o_test::scaled_add", mutates_args=())
+    def scaled_add(x: torch.Tensor, y: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
+        return x + alpha * y
 
 
-@torch.library.custom_op("t2o_test::scaled_add", mutates_args=())
-def scaled_add(x: torch.Tensor, y: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
-    return x + alpha * y
+    @scaled_add.register_fake
+    def _(x, y, alpha=1.0):
+        return torch.empty_like(x)
 
 
-@scaled_add.register_fake
-def _(x, y, alpha=1.0):
-    return torch.empty_like(x)
+    @torch.library.custom_op("t2o_test::min_max", mutates_args=())
+    def min_max(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x.amin(-1), x.amax(-1)
 
 
-@torch.library.custom_op("t2o_test::min_max", mutates_args=())
-def min_max(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    return x.amin(-1), x.amax(-1)
+    @min_max.register_fake
+    def _(x):
+        return x.new_empty(x.shape[:-1]), x.new_empty(x.shape[:-1])
 
 
-@min_max.register_fake
-def _(x):
-    return x.new_empty(x.shape[:-1]), x.new_empty(x.shape[:-1])
+    @onnxscript.script()
+    def onnx_scaled_add(x: FLOAT, y: FLOAT, alpha: float = 1.0):
+        return op.Add(x, op.Mul(y, op.CastLike(alpha, y)))
 
 
-@onnxscript.script()
-def onnx_scaled_add(x: FLOAT, y: FLOAT, alpha: float = 1.0):
-    return op.Add(x, op.Mul(y, op.CastLike(alpha, y)))
+    @onnxscript.script()
+    def onnx_min_max(x: FLOAT):
+        return op.ReduceMin(x, op.Constant(value_ints=[-1]), keepdims=0), op.ReduceMax(x, op.Constant(value_ints=[-1]),
+                                                                                        keepdims=0)
 
 
-@onnxscript.script()
-def onnx_min_max(x: FLOAT):
-    return op.ReduceMin(x, op.Constant(value_ints=[-1]), keepdims=0), op.ReduceMax(x, op.Constant(value_ints=[-1]),
-                                                                                    keepdims=0)
+    @onnxscript.script()
+    def relu_as_leaky(x: FLOAT):
+        return op.LeakyRelu(x, alpha=0.0)
 
 
-@onnxscript.script()
-def relu_as_leaky(x: FLOAT):
-    return op.LeakyRelu(x, alpha=0.0)
+    class UsesCustomOps(torch.nn.Module):
+        def forward(self, x, y):
+            s = torch.ops.t2o_test.scaled_add(x, y, alpha=0.5)
+            lo, hi = torch.ops.t2o_test.min_max(s)
+            return torch.relu(s), lo, hi
 
 
-class UsesCustomOps(torch.nn.Module):
-    def forward(self, x, y):
-        s = torch.ops.t2o_test.scaled_add(x, y, alpha=0.5)
-        lo, hi = torch.ops.t2o_test.min_max(s)
-        return torch.relu(s), lo, hi
-
-
-TABLE = {torch.ops.t2o_test.scaled_add.default: onnx_scaled_add,
-         torch.ops.t2o_test.min_max.default: onnx_min_max,
-         torch.ops.aten.relu.default: relu_as_leaky}
+    TABLE = {torch.ops.t2o_test.scaled_add.default: onnx_scaled_add,
+             torch.ops.t2o_test.min_max.default: onnx_min_max,
+             torch.ops.aten.relu.default: relu_as_leaky}
 
 
 def export(model, args, dynamo, table):
