@@ -45,9 +45,7 @@ serialize::WriteOptions write_options(const ExportOptions& o) {
 }
 
 double weights_gib(const ir::Model& model) {
-  double total = 0;
-  for (const ir::Value* v : model.graph->initializers()) total += static_cast<double>(v->initializer()->nbytes());
-  return total / (1024.0 * 1024.0 * 1024.0);
+  return static_cast<double>(serialize::initializer_bytes(model)) / (1024.0 * 1024.0 * 1024.0);
 }
 
 }  // namespace
@@ -132,22 +130,27 @@ void write_picture(const ir::Model& model, const ExportOptions& options, Report*
   if (report) report->inputs().graph_picture = path;
 }
 
-// The serialized model (with its picture and report); an Io error when the
-// weights need external data.
-void check_fits_one_buffer(const ir::Model& model, const ExportOptions& options) {
+// The model serialized by `serialize(write options)` into memory or a
+// stream, with its picture and report; an Io error when the weights need
+// external data.
+template <typename Serialize>
+void serialize_in_one_piece(const ir::Model& model, const ExportOptions& options, Report& report,
+                            Serialize&& serialize) {
   if (options.external_data || serialize::exceeds_protobuf_limit(model))
     throw Error(Error::Kind::Io, "the model's weights (" + std::to_string(weights_gib(model)) +
                                      " GiB) go to external data, which needs a file: export to a path, not to "
                                      "memory or a file-like object");
+  write_picture(model, options, &report);
+  auto t0 = std::chrono::steady_clock::now();
+  serialize(write_options(options));
+  note_stage("serialize", t0);
+  report.done(model);
 }
 
 std::string to_bytes(const ir::Model& model, const ExportOptions& options, Report& report) {
-  check_fits_one_buffer(model, options);
-  write_picture(model, options, &report);
-  auto t0 = std::chrono::steady_clock::now();
-  std::string bytes = serialize::serialize_model(model, write_options(options));
-  note_stage("serialize", t0);
-  report.done(model);
+  std::string bytes;
+  serialize_in_one_piece(model, options, report,
+                         [&](const serialize::WriteOptions& w) { bytes = serialize::serialize_model(model, w); });
   return bytes;
 }
 
@@ -230,12 +233,8 @@ void export_to_sink(const torch::jit::Module& module, const std::vector<c10::IVa
   Report report(options, class_name(module), "");
   report.run([&] {
     ir::Model model = export_ir(module, args, options, user_registry(), hooks);
-    check_fits_one_buffer(model, options);
-    write_picture(model, options, &report);
-    auto t0 = std::chrono::steady_clock::now();
-    serialize::serialize_model_to(model, write_options(options), sink);
-    note_stage("write", t0);
-    report.done(model);
+    serialize_in_one_piece(model, options, report,
+                           [&](const serialize::WriteOptions& w) { serialize::serialize_model_to(model, w, sink); });
   });
 }
 

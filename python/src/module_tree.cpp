@@ -50,15 +50,15 @@ struct Builder {
   std::optional<torch::jit::Module> build(py::handle mod) {
     if (py::isinstance(mod, script_module_class)) return py::cast<torch::jit::Module>(mod.attr("_c"));
     if (has_exports(mod)) return std::nullopt;
-    py::dict dict = mod.attr("__dict__");
     if (py::len(mod.attr("_backward_hooks")) != 0) return std::nullopt;
     const std::string name = py::cast<std::string>(qualified_name(py::type::handle_of(mod)));
     torch::jit::Module m(c10::QualifiedName(name), cu, /*shouldMangle=*/true);
     m.register_attribute("training", c10::BoolType::get(), py::cast<bool>(mod.attr("training")));
+    py::dict params = mod.attr("_parameters"), buffers = mod.attr("_buffers");
     std::unordered_set<const c10::TensorImpl*> seen;
-    for (const char* kind : {"_parameters", "_buffers"}) {
-      const bool buffer = kind[1] == 'b';
-      for (auto item : py::cast<py::dict>(mod.attr(kind))) {
+    for (const py::dict& tensors : {params, buffers}) {
+      const bool buffer = tensors.is(buffers);
+      for (auto item : tensors) {
         if (item.second.is_none()) continue;
         if (!THPVariable_Check(item.second.ptr())) return std::nullopt;
         at::Tensor t = THPVariable_Unpack(item.second.ptr());
@@ -66,8 +66,7 @@ struct Builder {
         m.register_parameter(py::cast<std::string>(item.first), t, buffer);
       }
     }
-    py::dict params = mod.attr("_parameters"), buffers = mod.attr("_buffers");
-    for (auto item : dict) {
+    for (auto item : py::cast<py::dict>(mod.attr("__dict__"))) {
       if (!py::isinstance<torch::jit::Object>(item.second) || params.contains(item.first) || buffers.contains(item.first))
         continue;
       auto obj = py::cast<torch::jit::Object>(item.second);

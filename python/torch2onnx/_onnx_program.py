@@ -9,6 +9,7 @@ onnx_ir model or changes the model (apply_weights, optimize, rename_axes):
 from then on the onnx_ir model is the model, as in torch.onnx."""
 import gc
 import os
+import shutil
 import tempfile
 import textwrap
 import warnings
@@ -208,16 +209,18 @@ class ONNXProgram:
         if large and hasattr(destination, "write"):
             raise TypeError("external_data needs destination to be a file path, not a file-like object")
         if include_initializers and not keep_initializers_as_inputs and not large and self._model is None:
-            if self._bytes is not None:
-                data = self._bytes
-            else:
-                with open(self._path, "rb") as f:
-                    data = f.read()
-            if hasattr(destination, "write"):
-                destination.write(data)
+            # (the exported bytes as they are; a file exported to a path is copied, not read into memory)
+            if self._bytes is None:
+                if hasattr(destination, "write"):
+                    with open(self._path, "rb") as f:
+                        shutil.copyfileobj(f, destination)
+                elif not os.path.exists(destination) or not os.path.samefile(self._path, destination):
+                    shutil.copyfile(self._path, os.fspath(destination))
+            elif hasattr(destination, "write"):
+                destination.write(self._bytes)
             else:
                 with open(os.fspath(destination), "wb") as out:
-                    out.write(data)
+                    out.write(self._bytes)
             return
         proto = self.model_proto
         if keep_initializers_as_inputs:

@@ -9,16 +9,6 @@
 namespace torch2onnx::onnx_passes {
 namespace {
 
-bool is_integer(ir::DType t) {
-  switch (t) {
-    case ir::DType::Int8: case ir::DType::Int16: case ir::DType::Int32: case ir::DType::Int64:
-    case ir::DType::UInt8: case ir::DType::UInt16: case ir::DType::UInt32: case ir::DType::UInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Whether c is a one-element constant equal to `neutral` that broadcasting
 // against x cannot change x's shape.
 bool is_neutral(ir::Value* c, ir::Value* x, double neutral) {
@@ -40,7 +30,7 @@ ir::Value* passed_on(ir::Node* n) {
     const ir::DType dt = x->dtype();
     if (dt == ir::DType::Undefined || dt != n->output(0)->dtype() || x->type().kind != ir::ValueType::Kind::Tensor)
       return false;
-    if (add || sub) return is_integer(dt) && is_neutral(c, x, 0);
+    if (add || sub) return ir::is_integral(dt) && is_neutral(c, x, 0);
     return is_neutral(c, x, 1);
   };
   if (keeps(a, b)) return a;

@@ -218,28 +218,28 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-bool exceeds_protobuf_limit(const ir::Model& model) {
+uint64_t initializer_bytes(const ir::Model& model) {
   uint64_t total = 0;
   for (const ir::Value* v : model.graph->initializers()) total += v->initializer()->nbytes();
-  // Leave room for the graph itself below 2 GiB - 1.
-  return total > (uint64_t{1} << 31) - (uint64_t{64} << 20);
+  return total;
 }
 
-std::string serialize_model(const ir::Model& model, const WriteOptions& options) {
-  if (options.external_data) throw Error(Error::Kind::Usage, "a model with external data cannot be serialized to one buffer");
-  std::string out;
-  uint64_t weights = 0;
-  for (const ir::Value* v : model.graph->initializers()) weights += v->initializer()->nbytes();
-  out.reserve(weights + (size_t{1} << 20));  // (one allocation, not a copy per doubling)
-  emit(model, options, "", [&](const uint8_t* p, size_t n) { out.append(reinterpret_cast<const char*>(p), n); },
-       [](const uint8_t*, size_t) {});
-  return out;
+bool exceeds_protobuf_limit(const ir::Model& model) {
+  // Leave room for the graph itself below 2 GiB - 1.
+  return initializer_bytes(model) > (uint64_t{1} << 31) - (uint64_t{64} << 20);
 }
 
 void serialize_model_to(const ir::Model& model, const WriteOptions& options,
                         const std::function<void(const uint8_t*, size_t)>& sink) {
-  if (options.external_data) throw Error(Error::Kind::Usage, "a model with external data cannot be serialized to one stream");
+  if (options.external_data) throw Error(Error::Kind::Usage, "a model with external data cannot be serialized to one buffer");
   emit(model, options, "", sink, [](const uint8_t*, size_t) {});
+}
+
+std::string serialize_model(const ir::Model& model, const WriteOptions& options) {
+  std::string out;
+  out.reserve(initializer_bytes(model) + (size_t{1} << 20));  // (one allocation, not a copy per doubling)
+  serialize_model_to(model, options, [&](const uint8_t* p, size_t n) { out.append(reinterpret_cast<const char*>(p), n); });
+  return out;
 }
 
 // Writes through `write` in 16 MiB pieces and reports the fraction of the
@@ -247,7 +247,7 @@ void serialize_model_to(const ir::Model& model, const WriteOptions& options,
 class ProgressWriter {
  public:
   ProgressWriter(const ir::Model& model, const WriteOptions& options) : report_(options.progress) {
-    for (const ir::Value* v : model.graph->initializers()) total_ += v->initializer()->nbytes();
+    total_ = initializer_bytes(model);
   }
   template <typename Write>
   void operator()(Write&& write, const uint8_t* p, size_t n) {

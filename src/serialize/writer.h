@@ -26,6 +26,8 @@ struct WriteOptions {
   std::function<void()> before_commit;
 };
 
+// The bytes of the model's initializers (its weights).
+uint64_t initializer_bytes(const ir::Model& model);
 // Whether the model is too large for one protobuf file (2 GiB).
 bool exceeds_protobuf_limit(const ir::Model& model);
 

@@ -55,10 +55,6 @@ std::optional<double> opt_float(const SymbolicContext& ctx, const char* name, si
   return k ? ctx.opt_f(*k) : std::nullopt;
 }
 
-// [B, S, H*E] -> [B, H, S, E]
-Value* heads_first(SymbolicContext& ctx, Value* x, int64_t heads) {
-  return helpers::transpose(ctx, helpers::reshape(ctx, x, {0, 0, heads, -1}), {0, 2, 1, 3});
-}
 
 // Shape(v)[start:end] as a 1-D int64 value.
 Value* dims(SymbolicContext& ctx, Value* v, int64_t start, int64_t end) {
@@ -82,6 +78,16 @@ struct AttentionArgs {
   std::optional<int64_t> softmax_precision;
 };
 
+// Attention input `x` as [B, H, S, E] (3-D [B, S, H*E] inputs split by their
+// `heads`), after `past` (a cache, or nullptr) along the sequence.
+Value* as_4d(SymbolicContext& ctx, const AttentionArgs& a, Value* x, int64_t heads, Value* past) {
+  if (ctx.rank(0) == 3) {
+    if (a.q_heads <= 0 || a.kv_heads <= 0) ctx.fail("has 3-D inputs without q_num_heads and kv_num_heads");
+    x = helpers::transpose(ctx, helpers::reshape(ctx, x, {0, 0, heads, -1}), {0, 2, 1, 3});
+  }
+  return past ? ctx.op("Concat", {past, x}, {{"axis", int64_t{2}}}) : x;
+}
+
 // Attention computed as torch.onnx.ops.attention's reference (and ONNX's
 // function body) does, in plain operators: where ONNX Runtime's Attention
 // kernel computes otherwise (it soft-caps the scores before adding the mask;
@@ -89,14 +95,11 @@ struct AttentionArgs {
 void attention_decomposed(SymbolicContext& ctx, const AttentionArgs& a) {
   const DType dt = ctx.dtype(0);
   const bool three_d = ctx.rank(0) == 3;
-  if (three_d && (a.q_heads <= 0 || a.kv_heads <= 0)) ctx.fail("has 3-D inputs without q_num_heads and kv_num_heads");
-  Value* q = three_d ? heads_first(ctx, a.q, a.q_heads) : a.q;
-  Value* k = three_d ? heads_first(ctx, a.k, a.kv_heads) : a.k;
-  Value* v = three_d ? heads_first(ctx, a.v, a.kv_heads) : a.v;
-  Value* present_k = a.past_k ? ctx.op("Concat", {a.past_k, k}, {{"axis", int64_t{2}}}) : k;
-  Value* present_v = a.past_v ? ctx.op("Concat", {a.past_v, v}, {{"axis", int64_t{2}}}) : v;
-  k = present_k;
-  v = present_v;
+  Value* q = as_4d(ctx, a, a.q, a.q_heads, nullptr);
+  Value* present_k = as_4d(ctx, a, a.k, a.kv_heads, a.past_k);
+  Value* present_v = as_4d(ctx, a, a.v, a.kv_heads, a.past_v);
+  Value* k = present_k;
+  Value* v = present_v;
   const int64_t hq = three_d ? a.q_heads : ctx.static_dim(0, 1);
   const int64_t hk = three_d ? a.kv_heads : ctx.static_dim(1, 1);
   if (hq != hk) {  // (grouped-query: each key / value head repeated for its queries' heads)
@@ -146,8 +149,8 @@ void attention_decomposed(SymbolicContext& ctx, const AttentionArgs& a) {
   if (a.qk_mode == 3) qk_out = probs;
   Value* y = ctx.op("MatMul", {probs, v});
   if (three_d) y = helpers::reshape(ctx, helpers::transpose(ctx, y, {0, 2, 1, 3}), {0, 0, -1});
-  const Value* outs[] = {y, present_k, present_v, qk_out};
-  for (size_t i = 0; i < ctx.num_outputs() && i < 4; ++i) ctx.out(const_cast<Value*>(outs[i]), i);
+  Value* outs[] = {y, present_k, present_v, qk_out};
+  for (size_t i = 0; i < ctx.num_outputs() && i < 4; ++i) ctx.out(outs[i], i);
 }
 
 // onnx::Attention.opset23(Q, K, V, attn_mask=None, past_key=None, past_value=None, *, is_causal=False,
@@ -184,11 +187,7 @@ void attention(SymbolicContext& ctx) {
     const int64_t seq = three_d ? 1 : 2;
     const auto lq = ctx.known_static_dim(0, seq), lk = ctx.known_static_dim(1, seq);
     if (a.past_k || !lq || !lk || *lq != *lk) {
-      if (three_d && (a.q_heads <= 0 || a.kv_heads <= 0)) ctx.fail("has 3-D inputs without q_num_heads and kv_num_heads");
-      Value* q4 = three_d ? heads_first(ctx, a.q, a.q_heads) : a.q;
-      Value* k4 = three_d ? heads_first(ctx, a.k, a.kv_heads) : a.k;
-      if (a.past_k) k4 = ctx.op("Concat", {a.past_k, k4}, {{"axis", int64_t{2}}});
-      mask = causal_mask(ctx, q4, k4);
+      mask = causal_mask(ctx, as_4d(ctx, a, a.q, a.q_heads, nullptr), as_4d(ctx, a, a.k, a.kv_heads, a.past_k));
       is_causal = false;
     }
   }
