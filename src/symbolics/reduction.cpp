@@ -63,8 +63,11 @@ ir::DType sum_dtype(ir::DType t) {
 void list_sum(SymbolicContext& ctx) {
   const Arg& list = ctx.arg(0);
   const ir::DType t = ir::is_floating(ctx.out_dtype()) ? ir::DType::Double : ir::DType::Int64;
-  if (list.value) {  // a list computed at run time, as a 1-D tensor
-    ctx.out(helpers::reduce(ctx, "ReduceSum", ctx.cast(list.value, t), {0}, false));
+  if (list.value) {  // a list computed at run time: a 1-D tensor, or a sequence of 0-d numbers
+    ir::Value* items = list.value;
+    if (items->type().kind == ir::ValueType::Kind::Sequence)
+      items = ctx.op("ConcatFromSequence", {items}, {{"axis", int64_t{0}}, {"new_axis", int64_t{1}}});
+    ctx.out(helpers::reduce(ctx, "ReduceSum", ctx.cast(items, t), {0}, false));
     return;
   }
   if (!list.is_list()) ctx.fail("argument 0 must be a list of numbers");

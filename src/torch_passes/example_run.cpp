@@ -585,15 +585,17 @@ void compare_sizes(ExampleInfo& a, const ExampleInfo& b) {
 
 }  // namespace
 
-void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
-  tg.dynamic_run_stopped.clear();
+namespace {
+
+// The example's info for every value the example run reached, run again (on
+// the meta device) with each dynamic axis's size changed by `resize`: what
+// the run computes from sizes alone is known, what depends on the inputs'
+// values (nonzero, unique, item, a branch on data) stops it. Where the run
+// stops, the values computed before are returned; `stopped` says where.
+std::unordered_map<const torch::jit::Value*, ExampleInfo> run_resized(TorchGraph& tg, const TorchContext& ctx,
+                                                                       int64_t (*resize)(int64_t),
+                                                                       std::string& stopped) {
   const auto& dynamic = ctx.options.dynamic_axes;
-  if (dynamic.empty()) return;
-  // The dynamic axes doubled (divisibility kept: x.view(n // 2, 2, ...) still
-  // runs), as meta tensors: what the run computes from sizes alone is known,
-  // what depends on the inputs' values (nonzero, unique, item, a branch on
-  // data) stops it. Values the example repeated would keep such sizes the
-  // same and pass them for static.
   std::vector<at::Tensor> resized = tg.example_inputs;
   bool any = false;
   for (size_t i = 0; i < tg.user_inputs.size() && i < resized.size(); ++i) {
@@ -604,36 +606,66 @@ void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
     const auto rank = static_cast<int64_t>(sizes.size());
     for (const auto& a : it->second) {
       const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
-      if (axis >= 0 && axis < rank) sizes[static_cast<size_t>(axis)] *= 2;
+      if (axis >= 0 && axis < rank) {
+        int64_t& size = sizes[static_cast<size_t>(axis)];
+        any = any || resize(size) != size;
+        size = resize(size);
+      }
     }
     resized[i] = at::empty(sizes, resized[i].options().device(at::kMeta));
-    any = true;
   }
-  if (!any) return;
-  at::NoGradGuard no_grad;
+  if (!any) return {};
   OriginTable origins(tg.root_class);
   auto real = std::move(tg.info);
   tg.info.clear();
   std::swap(tg.example_inputs, resized);
-  // Where the run stops, the values computed before are compared; the later
-  // ones stay unknown (their sizes then come from ONNX's shape inference),
-  // and a lowering that needs one of them static says where the run stopped.
   Runner meta(tg, origins, /*meta=*/true);
   try {
     meta.run();
   } catch (const NeedsRealRun&) {
-    tg.dynamic_run_stopped = "the run with the dynamic axes resized (on the meta device) stopped at " +
-                             (meta.stopped_at.empty() ? std::string("an operator that needs data") : meta.stopped_at);
+    stopped = "the run with the dynamic axes resized (on the meta device) stopped at " +
+              (meta.stopped_at.empty() ? std::string("an operator that needs data") : meta.stopped_at);
   } catch (const std::exception& e) {
-    tg.dynamic_run_stopped = "the run with the dynamic axes resized stopped: " + std::string(e.what());
+    stopped = "the run with the dynamic axes resized stopped: " + std::string(e.what());
   }
-  if (!tg.dynamic_run_stopped.empty() && std::getenv("T2O_TIMING"))
-    std::cerr << "[t2o] " << tg.dynamic_run_stopped.substr(0, 400) << "\n";
+  if (!stopped.empty() && std::getenv("T2O_TIMING")) std::cerr << "[t2o] " << stopped.substr(0, 400) << "\n";
   std::swap(tg.example_inputs, resized);
   auto other = std::move(tg.info);
   tg.info = std::move(real);
+  return other;
+}
+
+// Where a dim also differs at the shrunk sizes (same rank), it is dynamic.
+void add_shrunk_differences(ExampleInfo& a, const ExampleInfo& b) {
+  if (a.kind == ExampleInfo::Kind::Tensor && b.kind == ExampleInfo::Kind::Tensor && b.dtype != at::ScalarType::Undefined &&
+      a.dynamic_dims.size() == a.sizes.size() && b.sizes.size() == a.sizes.size())
+    for (size_t d = 0; d < a.sizes.size(); ++d) a.dynamic_dims[d] = a.dynamic_dims[d] || a.sizes[d] != b.sizes[d];
+  for (size_t i = 0; i < a.elements.size() && i < b.elements.size(); ++i) add_shrunk_differences(a.elements[i], b.elements[i]);
+}
+
+}  // namespace
+
+void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
+  tg.dynamic_run_stopped.clear();
+  if (ctx.options.dynamic_axes.empty()) return;
+  at::NoGradGuard no_grad;
+  // First the dynamic axes doubled (divisibility kept: x.view(n // 2, 2, ...)
+  // still runs). Values the example repeated would keep such sizes the same
+  // and pass them for static. Where that run stops, the later values stay
+  // unknown (their sizes then come from ONNX's shape inference), and a
+  // lowering that needs one of them static says where the run stopped.
+  auto grown = run_resized(tg, ctx, [](int64_t n) { return n * 2; }, tg.dynamic_run_stopped);
   for (auto& [v, info] : tg.info)
-    if (auto it = other.find(v); it != other.end()) compare_sizes(info, it->second);
+    if (auto it = grown.find(v); it != grown.end()) compare_sizes(info, it->second);
+  // Then shrunk to 2 (axes of at most 2 kept): a size clamped at run time
+  // looks static at larger sizes only (x[1:3] of a dynamic axis is 2 long
+  // from length 3 on, 1 at length 2): the graph must not keep it. Where this
+  // run stops (a kernel larger than 2, a view that needs more) the grown
+  // run's answer stands.
+  std::string ignored;
+  auto shrunk = run_resized(tg, ctx, [](int64_t n) { return n > 2 ? int64_t{2} : n; }, ignored);
+  for (auto& [v, info] : tg.info)
+    if (auto it = shrunk.find(v); it != shrunk.end()) add_shrunk_differences(info, it->second);
 }
 
 void example_run(TorchGraph& tg, const TorchContext& ctx) {

@@ -15,6 +15,7 @@
 //    If, or as a new loop-carried value of the Loop.
 #include <torch/csrc/jit/ir/constants.h>
 
+#include <iostream>
 #include <map>
 #include <optional>
 #include <unordered_set>
@@ -96,7 +97,7 @@ std::optional<ViewStep> view_of(Value* v, const std::unordered_map<const Value*,
 
 class Functionalizer {
  public:
-  explicit Functionalizer(TorchGraph& tg) : graph_(*tg.graph), tg_(tg) {}
+  Functionalizer(TorchGraph& tg, bool dynamic) : graph_(*tg.graph), tg_(tg), dynamic_(dynamic) {}
 
   bool changed = false;
 
@@ -139,6 +140,7 @@ class Functionalizer {
         continue;  // nothing reads the mutated value afterwards
       }
       Value* result = n->output();
+      if (dynamic_) warn_if_aliasing_varies(n, target);
       replace_after_in_block(target, result, n, b);
       note(escaping, latest, target, result, b);
       if (view_of(target, tg_.info)) {
@@ -232,6 +234,45 @@ class Functionalizer {
       return nullptr;
     torch::jit::WithInsertPoint guard(n);
     return graph_.insert(c10::aten::add, {n->input(0), n->input(1)});
+  }
+
+  // contiguous(), reshape() and flatten() return their input's storage when
+  // its strides allow and a copy otherwise, so whether a write into their
+  // result reaches the input is decided by the sizes at run time (x.t() of an
+  // (a, b) tensor is contiguous where a or b is 1). The example's answer is
+  // what the graph keeps; with dynamic axes, a write whose answer shows (the
+  // input is read after it) is warned about: a copy may be a view at sizes
+  // of 1, and a view of a tensor with a dim of 1 may be a copy at others.
+  void warn_if_aliasing_varies(const Node* write, Value* target) {
+    for (Value* v = target;;) {
+      const Node* p = v->node();
+      const std::string k = p->kind().toQualString();
+      if (p->outputs().size() == 1 &&
+          (k == "aten::contiguous" || k == "aten::reshape" || k == "aten::reshape_as" || k == "aten::flatten")) {
+        auto out = tg_.info.find(v);
+        auto in = tg_.info.find(p->input(0));
+        bool ambiguous = out != tg_.info.end() && out->second.copied;
+        if (in != tg_.info.end())
+          for (int64_t size : in->second.sizes) ambiguous = ambiguous || size <= 1;
+        bool read_later = false;  // (the input, or what it is a view of)
+        for (Value* base = p->input(0); base && !read_later;) {
+          for (const auto& u : base->uses()) read_later = read_later || u.user->isAfter(write);
+          auto up = view_of(base, tg_.info);
+          base = up ? up->base : nullptr;
+        }
+        if (ambiguous && read_later && warned_.insert(p).second) {
+          OriginTable origins(tg_.root_class);
+          std::cerr << "torch2onnx: warning: " << describe_origin(*origins.of(write)) << " writes into the result of "
+                    << k << ", whose input is read afterwards: whether " << k
+                    << " copies depends on the sizes, and the graph keeps the example's answer ("
+                    << (out != tg_.info.end() && out->second.copied ? "a copy" : "a view")
+                    << "); with the dynamic axes, other sizes may give other values\n";
+        }
+      }
+      auto step = view_of(v, tg_.info);
+      if (!step) return;
+      v = step->base;
+    }
   }
 
   [[noreturn]] void unsupported(const Node* n) {
@@ -433,6 +474,8 @@ class Functionalizer {
 
   torch::jit::Graph& graph_;
   TorchGraph& tg_;
+  const bool dynamic_;  // the export has dynamic axes
+  std::unordered_set<const Node*> warned_;
   std::map<Value*, Value*> origin_;  // a version -> the value it is a version of
   std::map<Block*, std::map<Value*, Value*>> latest_;  // per block: original -> latest version
 };
@@ -453,9 +496,9 @@ void drop_expands_before_copy(Block* b) {
 
 }  // namespace
 
-bool functionalize(TorchGraph& tg, const TorchContext&) {
+bool functionalize(TorchGraph& tg, const TorchContext& ctx) {
   drop_expands_before_copy(tg.graph->block());
-  Functionalizer f(tg);
+  Functionalizer f(tg, !ctx.options.dynamic_axes.empty());
   f.run_block(tg.graph->block());
   return f.changed;
 }

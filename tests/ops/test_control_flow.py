@@ -500,6 +500,11 @@ CASES = [
     Case("shifted_window", ShiftedWindow(4), (torch.randn(2, 6, 8),), script=True, opsets=(9, 13, 17)),
     Case("shifted_window_partly", ShiftedWindow(6), (torch.randn(2, 6, 8),), script=True, opsets=(9, 17)),
     Case("shifted_window_none", ShiftedWindow(8), (torch.randn(2, 6, 8),), script=True, opsets=(9, 17)),
+    # sizes dynamic: the list is updated in run-time branches (a sequence), and sum() of it reads the
+    # sequence (it failed the ONNX checker); other sizes take the other branches
+    Case("shifted_window_dynamic", ShiftedWindow(4), (torch.randn(2, 6, 8),), script=True, opsets=(13, 17),
+         extra=("--dynamic-axes", '{"x":[0,1,2]}', "--input-names", "x"), error_below={11: "opset 13"},
+         more_args=[(torch.randn(1, 3, 8),), (torch.randn(2, 3, 2),), (torch.randn(3, 7, 9),)]),
     Case("list_sum", ListSum(), (x, 3), script=True, opsets=(11, 13, 17), more_args=[(-x, 5)]),
     Case("features_dict", Features(), (x,), script=True, opsets=(9, 17)),
     Case("resize_like", ResizeLike(), (torch.randn(1, 2, 5, 6),), script=True, opsets=(11, 17)),

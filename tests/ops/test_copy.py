@@ -159,3 +159,32 @@ CASES = [
 
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)
+
+
+def test_view_or_copy_warned(tmp_path):
+    """contiguous() of x.t() copies at the example's sizes and is a view where
+    a dim is 1: with dynamic axes, a write into it whose input is read later
+    keeps the example's answer and says so (docs/runtime_rules.md); a write
+    whose answer cannot show (BEiT's index, a copy nobody reads) says nothing,
+    nor does an export without dynamic axes."""
+    import harness
+
+    class Wrap(torch.nn.Module):
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, x):
+            return self.fn(x)
+
+    dyn = ("--dynamic-axes", '{"x":[0,1]}', "--input-names", "x")
+    for fn, x, extra, warned in [(write_into_contiguous_copy, torch.randn(4, 5), dyn, True),
+                                 (write_into_contiguous_copy, torch.randn(4, 5), (), False),
+                                 (write_into_contiguous_alias, torch.randn(4, 5), dyn, False),
+                                 (relative_position_index, torch.randn(1, 2, 3, 4),
+                                  ("--dynamic-axes", '{"x":[2,3]}', "--input-names", "x"), False)]:
+        pt, args, out = str(tmp_path / "m.pt"), str(tmp_path / "a.pt"), str(tmp_path / "m.onnx")
+        harness.trace(Wrap(fn), (x,), pt)
+        torch.save((x,), args)
+        proc = harness.export(pt, out, args_path=args, extra=extra)
+        assert ("whether aten::contiguous copies depends on the sizes" in proc.stderr) == warned, (fn.__name__, proc.stderr)
