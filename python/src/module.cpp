@@ -16,6 +16,7 @@
 #include "symbolic/registry.h"
 #include "torch2onnx/find_mismatch.h"
 #include "torch2onnx/torch2onnx.h"
+#include "torch2onnx/warnings.h"
 
 namespace py = pybind11;
 using namespace torch2onnx;
@@ -167,21 +168,31 @@ ExportHooks python_hooks(const py::dict& options) {
   return h;
 }
 
+void python_warnings(const std::vector<std::string>& messages) {
+  for (const std::string& m : messages)
+    if (PyErr_WarnEx(PyExc_UserWarning, ("torch2onnx: " + m).c_str(), 1) < 0) throw py::error_already_set();
+}
+
 // Runs `fn` without the GIL, turning torch2onnx errors into Python exceptions.
 // A Python error left set by a failure the core handled (a Python meta kernel
 // that raised in an example run on the meta device, which then ran for real:
 // PyTorch 1.13's repeat_interleave) is not this call's: it is cleared, or
 // Python would report "returned a result with an exception set".
+// The export's warnings (torch2onnx::warn) become Python UserWarnings, as
+// torch.onnx's are: callers filter, catch or turn them into errors.
 template <typename Fn>
 auto without_gil(Fn&& fn) {
+  WarningCollector warnings;
   try {
     auto result = [&] {
       py::gil_scoped_release release;
       return fn();
     }();
     if (PyErr_Occurred()) PyErr_Clear();
+    python_warnings(warnings.take());
     return result;
   } catch (const Error& e) {
+    python_warnings(warnings.take());
     raise(e);
   }
 }

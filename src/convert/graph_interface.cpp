@@ -1,6 +1,7 @@
 #include "convert/graph_interface.h"
 
 #include <iostream>
+#include "torch2onnx/warnings.h"
 
 namespace torch2onnx::convert {
 namespace {
@@ -65,9 +66,9 @@ void GraphInterface::apply_dynamic_axes(const std::string& value, ir::ValueType&
     for (const DynamicAxis& a : it->second) {
       const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
       if (axis < 0 || axis >= rank) {
-        std::cerr << "torch2onnx: warning: dynamic_axes names '" << value << "', which is the default name of an "
-                  << "output with " << rank << " dim" << (rank == 1 ? "" : "s") << ", with axis " << a.axis
-                  << ": the key is ignored (give output_names to name outputs)\n";
+        warn("dynamic_axes names '" + value + "', which is the default name of an output with " +
+             std::to_string(rank) + " dim" + (rank == 1 ? "" : "s") + ", with axis " + std::to_string(a.axis) +
+             ": the key is ignored (give output_names to name outputs)");
         return;
       }
     }
@@ -164,8 +165,8 @@ void GraphInterface::check_unused_dynamic_axes(const ir::Graph* g) const {
                                           "of the exported model (inputs: " + inputs + "; outputs: " + outputs + ")");
     // (torch.onnx warns and ignores the key: code written for it passes
     // keys for the names it chooses, which torch2onnx's may not be)
-    std::cerr << "torch2onnx: warning: dynamic_axes names '" << name << "', which is neither an input nor an output "
-              << "of the exported model (inputs: " << inputs << "; outputs: " << outputs << "): the key is ignored\n";
+    warn("dynamic_axes names '" + name + "', which is neither an input nor an output of the exported model (inputs: " +
+         inputs + "; outputs: " + outputs + "): the key is ignored");
   }
 }
 

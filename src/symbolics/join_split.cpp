@@ -2,11 +2,11 @@
 // chunk, split, split_with_sizes, unbind, hsplit/vsplit/dsplit.
 // Splits produce a fixed-length list (its length from the example run).
 #include <algorithm>
-#include <iostream>
 #include <limits>
 
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
+#include "torch2onnx/warnings.h"
 
 namespace torch2onnx::symbolics {
 namespace {
@@ -265,9 +265,9 @@ void chunk_13(SymbolicContext& ctx) {
   ir::Value* size = ctx.op("Div", {ctx.op("Add", {len, ctx.const_ints({chunks - 1})}), ctx.const_ints({chunks})});
   ir::Value* rest = ctx.op("Sub", {len, ctx.op("Mul", {size, ctx.const_ints({static_cast<int64_t>(count) - 1})})});
   if (chunk_count_may_vary(ctx, dim, chunks, count)) {
-    std::cerr << "torch2onnx: warning: aten::chunk(" << chunks << ") along dim " << dim
-              << ", which varies with the dynamic axes, keeps the example's " << count
-              << " pieces: the model fails in ONNX Runtime at lengths that make another number\n";
+    warn("aten::chunk(" + std::to_string(chunks) + ") along dim " + std::to_string(dim) +
+         ", which varies with the dynamic axes, keeps the example's " + std::to_string(count) +
+         " pieces: the model fails in ONNX Runtime at lengths that make another number");
     ir::Value* ok = ctx.op("And", {ctx.op("Greater", {rest, ctx.const_ints({0})}),
                                    ctx.op("Not", {ctx.op("Greater", {rest, size})})});
     rest = ctx.op("Where", {ok, rest, ctx.const_ints({-1})});

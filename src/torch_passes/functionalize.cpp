@@ -15,7 +15,6 @@
 //    If, or as a new loop-carried value of the Loop.
 #include <torch/csrc/jit/ir/constants.h>
 
-#include <iostream>
 #include <map>
 #include <optional>
 #include <unordered_set>
@@ -23,6 +22,7 @@
 #include "torch_passes/list_erase.h"
 #include "torch_passes/origin.h"
 #include "torch_passes/passes.h"
+#include "torch2onnx/warnings.h"
 
 namespace torch2onnx::torch_side {
 namespace {
@@ -262,11 +262,11 @@ class Functionalizer {
         }
         if (ambiguous && read_later && warned_.insert(p).second) {
           OriginTable origins(tg_.root_class);
-          std::cerr << "torch2onnx: warning: " << describe_origin(*origins.of(write)) << " writes into the result of "
-                    << k << ", whose input is read afterwards: whether " << k
-                    << " copies depends on the sizes, and the graph keeps the example's answer ("
-                    << (out != tg_.info.end() && out->second.copied ? "a copy" : "a view")
-                    << "); with the dynamic axes, other sizes may give other values\n";
+          warn(describe_origin(*origins.of(write)) + " writes into the result of " + k +
+               ", whose input is read afterwards: whether " + k +
+               " copies depends on the sizes, and the graph keeps the example's answer (" +
+               (out != tg_.info.end() && out->second.copied ? "a copy" : "a view") +
+               "); with the dynamic axes, other sizes may give other values");
         }
       }
       auto step = view_of(v, tg_.info);

@@ -285,11 +285,35 @@ def test_operator_export_types(tmp_path):
 
 
 def test_dynamic_axes_key_naming_nothing(capfd):
-    """As torch.onnx: a warning names the key and the model's inputs and outputs; the export goes on."""
+    """As torch.onnx: a warning names the key and the model's inputs and outputs; the export goes on.
+    The warning is a Python UserWarning, not a line on stderr."""
     f = io.BytesIO()
-    torch2onnx.export(Small(), (torch.randn(5, 4),), f, input_names=["x"], dynamic_axes={"nope": {0: "batch"}})
-    assert "dynamic_axes names 'nope', which is neither an input nor an output" in capfd.readouterr().err
+    with pytest.warns(UserWarning, match="dynamic_axes names 'nope', which is neither an input nor an output"):
+        torch2onnx.export(Small(), (torch.randn(5, 4),), f, input_names=["x"], dynamic_axes={"nope": {0: "batch"}})
+    assert "dynamic_axes names" not in capfd.readouterr().err
     assert onnx.load_from_string(f.getvalue()).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 5
+
+
+def test_export_warnings_are_python_warnings():
+    """Every warning of an export (here a write into contiguous() whose copying depends on the sizes) reaches
+    Python's warnings machinery: a filter turns it into an error."""
+    def write(x):
+        y = x.t().contiguous()
+        y[0] += 1
+        return y, x * 1
+
+    class Write(torch.nn.Module):
+        def forward(self, x):
+            return write(x)
+
+    with pytest.warns(UserWarning, match="whether aten::contiguous copies depends on the sizes"):
+        torch2onnx.export(Write(), (torch.randn(4, 5),), io.BytesIO(), input_names=["x"], dynamic_axes={"x": [0, 1]})
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="contiguous"):
+            torch2onnx.export(Write(), (torch.randn(4, 5),), io.BytesIO(), input_names=["x"],
+                              dynamic_axes={"x": [0, 1]})
 
 
 class StoresWhileTracing(torch.nn.Module):

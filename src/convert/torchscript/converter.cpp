@@ -9,6 +9,7 @@
 #include "convert/quantized_args.h"
 #include "convert/torchscript.h"
 #include "convert/unsupported.h"
+#include "torch2onnx/warnings.h"
 
 namespace torch2onnx::convert::torchscript {
 
@@ -145,10 +146,10 @@ std::vector<Slot> Converter::unpack(const Slot& s, size_t expected, Node* n) {
     // its elements, read where the list has exactly that many and out of
     // range (an error in ONNX Runtime, as ListUnpack raises in PyTorch)
     // where it has not: never the first few of a longer list.
-    std::cerr << "torch2onnx: warning: " << n->kind().toQualString() << " in "
-              << torch_side::describe_origin(*origins_.of(n)) << " takes " << expected
-              << " values from a list whose length is only known at run time: the model fails in ONNX Runtime "
-                 "where the list has another length (as the unpacking fails in PyTorch)\n";
+    warn(std::string(n->kind().toQualString()) + " in " + torch_side::describe_origin(*origins_.of(n)) + " takes " +
+         std::to_string(expected) +
+         " values from a list whose length is only known at run time: the model fails in ONNX Runtime "
+         "where the list has another length (as the unpacking fails in PyTorch)");
     ir::Value* len = graph_->create_node("SequenceLength", {s.value}, 1)->output(0);
     len->set_type(ir::ValueType::tensor(ir::DType::Int64, {}));
     ir::Value* right = graph_->create_node("Equal", {len, int64_constant(static_cast<int64_t>(expected))}, 1)->output(0);
