@@ -344,3 +344,15 @@ def test_export_leaves_the_module_as_it_was(tmp_path):
     if hasattr(torch, "export"):  # (PyTorch 2.x)
         program = torch2onnx.export(model, (torch.randn(2, 6),), dynamo=True)
         assert program.model_proto.graph.node
+
+
+def test_unknown_core_option_is_an_error():
+    """Options cross into the C++ core by name: a name it does not know is an error naming it, never ignored."""
+    from torch2onnx.utils import _C, _options
+
+    module = torch.jit.trace(Small(), (torch.randn(5, 4),))
+    options = _options(17, True, False, torch2onnx.TrainingMode.EVAL, None, None, torch2onnx.OperatorExportTypes.ONNX,
+                       True, None, None, None, False, None)
+    assert _C().export(module._c, (torch.randn(5, 4),), None, options)[0]
+    with pytest.raises(ValueError, match="unknown export option 'opset_versoin'"):
+        _C().export(module._c, (torch.randn(5, 4),), None, {**options, "opset_versoin": 18})
