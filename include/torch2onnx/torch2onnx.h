@@ -15,6 +15,7 @@
 
 #include "torch2onnx/options.h"
 #include "torch2onnx/symbolic/registry.h"
+#include "torch2onnx/warnings.h"  // (an export's warnings: stderr, or a WarningCollector)
 
 namespace torch2onnx {
 
