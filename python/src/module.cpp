@@ -55,29 +55,17 @@ py::object& errors_module() {
   throw py::error_already_set();
 }
 
-// The keys the Python package passes (python/torch2onnx/utils.py's _options
-// and its callers): any other is an error, never ignored.
-const std::set<std::string>& option_keys() {
-  static const std::set<std::string> keys = {
-      "opset_version", "export_params", "verbose", "training", "input_names", "output_names",
-      "operator_export_type", "do_constant_folding", "keep_initializers_as_inputs", "custom_opsets",
-      "keep_doc_strings", "graph_picture", "report", "external_data", "modules_as_functions", "dynamic_axes",
-      "inline_autograd"};
-  return keys;
-}
-
+// The options the Python package passes (python/torch2onnx/utils.py's
+// _options and its callers); a key none of them reads is an error, never
+// ignored. ("inline_autograd" is python_hooks'.)
 ExportOptions options_from(const py::dict& d) {
-  for (auto item : d) {
-    const std::string key = py::str(item.first);
-    if (!option_keys().count(key)) {
-      std::string known;
-      for (const std::string& k : option_keys()) known += (known.empty() ? "" : ", ") + k;
-      throw py::value_error("unknown export option '" + key + "' (the options: " + known + ")");
-    }
-  }
   ExportOptions o;
   o.strict_dynamic_axes = false;  // torch.onnx's rule: keys that name nothing are ignored, with a warning
-  auto has = [&](const char* k) { return d.contains(k) && !py::object(d[k]).is_none(); };
+  std::set<std::string> known = {"inline_autograd"};
+  auto has = [&](const char* k) {
+    known.insert(k);
+    return d.contains(k) && !py::object(d[k]).is_none();
+  };
   if (has("opset_version")) o.opset_version = d["opset_version"].cast<int>();
   if (has("export_params")) o.export_params = d["export_params"].cast<bool>();
   if (has("verbose")) o.verbose = d["verbose"].cast<bool>();
@@ -104,6 +92,14 @@ ExportOptions options_from(const py::dict& d) {
       } else {
         for (auto a : spec) axes.push_back(DynamicAxis{a.cast<int64_t>(), ""});
       }
+    }
+  }
+  for (auto item : d) {
+    const std::string key = py::str(item.first);
+    if (!known.count(key)) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw py::value_error("unknown export option '" + key + "' (the options: " + names + ")");
     }
   }
   return o;

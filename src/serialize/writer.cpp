@@ -231,7 +231,7 @@ bool exceeds_protobuf_limit(const ir::Model& model) {
 
 void serialize_model_to(const ir::Model& model, const WriteOptions& options,
                         const std::function<void(const uint8_t*, size_t)>& sink) {
-  if (options.external_data) throw Error(Error::Kind::Usage, "a model with external data cannot be serialized to one buffer");
+  if (options.external_data) throw Error(Error::Kind::Usage, "a model with external data cannot be serialized to one buffer or stream");
   emit(model, options, "", sink, [](const uint8_t*, size_t) {});
 }
 

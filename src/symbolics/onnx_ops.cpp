@@ -55,7 +55,6 @@ std::optional<double> opt_float(const SymbolicContext& ctx, const char* name, si
   return k ? ctx.opt_f(*k) : std::nullopt;
 }
 
-
 // Shape(v)[start:end] as a 1-D int64 value.
 Value* dims(SymbolicContext& ctx, Value* v, int64_t start, int64_t end) {
   return helpers::slice(ctx, ctx.op("Shape", {v}), {0}, {start}, {end});

@@ -414,15 +414,6 @@ class Runner {
     }
   }
 
-  // Ops that return their input's storage when they can and a copy when
-  // they must: whether they copied is the example's to tell.
-  static bool returns_view_or_copy(const Node* n) {
-    const auto k = n->kind();
-    return n->outputs().size() == 1 &&
-           (k == c10::aten::contiguous || k == c10::aten::reshape || k == c10::aten::reshape_as ||
-            k == c10::aten::flatten);
-  }
-
   // Operators whose own kernel has no meta path, computed through an
   // equivalent that has one.
   bool run_meta_substitute(Node* n, torch::jit::Stack& stack) {
@@ -608,8 +599,9 @@ std::unordered_map<const torch::jit::Value*, ExampleInfo> run_resized(TorchGraph
       const int64_t axis = a.axis < 0 ? a.axis + rank : a.axis;
       if (axis >= 0 && axis < rank) {
         int64_t& size = sizes[static_cast<size_t>(axis)];
-        any = any || resize(size) != size;
-        size = resize(size);
+        const int64_t new_size = resize(size);
+        any = any || new_size != size;
+        size = new_size;
       }
     }
     resized[i] = at::empty(sizes, resized[i].options().device(at::kMeta));
@@ -645,6 +637,12 @@ void add_shrunk_differences(ExampleInfo& a, const ExampleInfo& b) {
 
 }  // namespace
 
+bool returns_view_or_copy(const torch::jit::Node* n) {
+  const auto k = n->kind();
+  return n->outputs().size() == 1 &&
+         (k == c10::aten::contiguous || k == c10::aten::reshape || k == c10::aten::reshape_as || k == c10::aten::flatten);
+}
+
 void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
   tg.dynamic_run_stopped.clear();
   if (ctx.options.dynamic_axes.empty()) return;
@@ -661,9 +659,10 @@ void mark_dynamic_dims(TorchGraph& tg, const TorchContext& ctx) {
   // looks static at larger sizes only (x[1:3] of a dynamic axis is 2 long
   // from length 3 on, 1 at length 2): the graph must not keep it. Where this
   // run stops (a kernel larger than 2, a view that needs more) the grown
-  // run's answer stands.
-  std::string ignored;
-  auto shrunk = run_resized(tg, ctx, [](int64_t n) { return n > 2 ? int64_t{2} : n; }, ignored);
+  // run's answer stands (where it stopped is logged with T2O_TIMING only: no
+  // lowering's message needs it).
+  std::string shrunk_stopped;
+  auto shrunk = run_resized(tg, ctx, [](int64_t n) { return n > 2 ? int64_t{2} : n; }, shrunk_stopped);
   for (auto& [v, info] : tg.info)
     if (auto it = shrunk.find(v); it != shrunk.end()) add_shrunk_differences(info, it->second);
 }

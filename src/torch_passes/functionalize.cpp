@@ -246,12 +246,12 @@ class Functionalizer {
   void warn_if_aliasing_varies(const Node* write, Value* target) {
     for (Value* v = target;;) {
       const Node* p = v->node();
-      const std::string k = p->kind().toQualString();
-      if (p->outputs().size() == 1 &&
-          (k == "aten::contiguous" || k == "aten::reshape" || k == "aten::reshape_as" || k == "aten::flatten")) {
+      if (returns_view_or_copy(p)) {
+        const std::string k = p->kind().toQualString();
         auto out = tg_.info.find(v);
         auto in = tg_.info.find(p->input(0));
-        bool ambiguous = out != tg_.info.end() && out->second.copied;
+        const bool copied = out != tg_.info.end() && out->second.copied;
+        bool ambiguous = copied;
         if (in != tg_.info.end())
           for (int64_t size : in->second.sizes) ambiguous = ambiguous || size <= 1;
         bool read_later = false;  // (the input, or what it is a view of)
@@ -265,7 +265,7 @@ class Functionalizer {
           warn(describe_origin(*origins.of(write)) + " writes into the result of " + k +
                ", whose input is read afterwards: whether " + k +
                " copies depends on the sizes, and the graph keeps the example's answer (" +
-               (out != tg_.info.end() && out->second.copied ? "a copy" : "a view") +
+               (copied ? "a copy" : "a view") +
                "); with the dynamic axes, other sizes may give other values");
         }
       }

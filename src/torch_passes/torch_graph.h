@@ -37,10 +37,15 @@ struct ExampleInfo {
   bool shape_static = false;  // tensors: the same sizes for every input the export accepts (fold_static_values)
   // Tensors: which sizes vary with the dynamic axes (mark_dynamic_dims; empty: not known).
   std::vector<bool> dynamic_dims;
-  // The result of an op that returns a view or a copy (contiguous, reshape,
-  // flatten) when it was a copy: a write into it does not reach its input.
+  // The result of an op that returns a view or a copy (returns_view_or_copy)
+  // when it was a copy: a write into it does not reach its input.
   bool copied = false;
 };
+
+// Ops that return their input's storage when they can and a copy when they
+// must (contiguous, reshape, reshape_as, flatten): whether they copied is the
+// example's to tell (ExampleInfo::copied).
+bool returns_view_or_copy(const torch::jit::Node* n);
 
 struct TorchGraph {
   std::shared_ptr<torch::jit::Graph> graph;
