@@ -123,43 +123,63 @@ def new_size(s):
     return s + GROWTH if s == 1 else s
 
 
-def pytorch_isolated(module, model_path, args, path):
-    """The module's flat outputs on args, eager and from the TorchScript
-    model that was exported (a trace fixes what the example decided, e.g. how
-    many pieces a chunk makes; eager PyTorch promotes Python scalars its own
-    way): the list of those that ran, or None when eager PyTorch rejects the
-    args. Run in a forked child: values drawn at random may be invalid
-    (LAPACK pivots) and crash PyTorch's kernels."""
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            signal.alarm(CHILD_TIMEOUT_S)  # (a child that hangs ends: the case is skipped)
-            with torch.no_grad():
-                torch.manual_seed(0)
-                results = [harness.flatten(module.eval()(*copy.deepcopy(args)), numbers=True)]
-                try:
-                    torch.manual_seed(0)
-                    results.append(harness.flatten(torch.jit.load(model_path)(*copy.deepcopy(args)), numbers=True))
-                except Exception:
-                    pass
-                torch.save(results, path)
-            code = 0
-        finally:
-            os._exit(code)
-    deadline = time.monotonic() + CHILD_TIMEOUT_S + 5
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return None
-        time.sleep(0.002)
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        return None
-    return torch.load(path)
+def pytorch_isolated(runs, workdir):
+    """For each (module, model_path, args) of runs, the module's flat outputs
+    on args, eager and from the TorchScript model that was exported (a trace
+    fixes what the example decided, e.g. how many pieces a chunk makes; eager
+    PyTorch promotes Python scalars its own way): the list of those that ran,
+    or None when eager PyTorch rejects the args. Run in forked children, one
+    for the whole list (a fork of this process costs ~30 ms, as much as the
+    runs): values drawn at random may be invalid (LAPACK pivots) and crash
+    PyTorch's kernels, or hang; a child that dies or overruns
+    CHILD_TIMEOUT_S on a run leaves None for it and the next child goes on
+    from the run after."""
+    paths = [os.path.join(workdir, f"expected_{k}.pt") for k in range(len(runs))]
+    results = [None] * len(runs)
+    start = 0
+    while start < len(runs):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                for k in range(start, len(runs)):
+                    module, model_path, args = runs[k]
+                    signal.alarm(CHILD_TIMEOUT_S)  # (SIGALRM's default action ends a run that hangs)
+                    with torch.no_grad():
+                        try:
+                            torch.manual_seed(0)
+                            out = [harness.flatten(module.eval()(*copy.deepcopy(args)), numbers=True)]
+                        except Exception:
+                            out = None
+                        if out is not None:
+                            try:
+                                torch.manual_seed(0)
+                                out.append(harness.flatten(torch.jit.load(model_path)(*copy.deepcopy(args)),
+                                                           numbers=True))
+                            except Exception:
+                                pass
+                    signal.alarm(0)
+                    torch.save(out, paths[k] + ".part")
+                    os.rename(paths[k] + ".part", paths[k])  # (a run is done once its file is there)
+                code = 0
+            finally:
+                os._exit(code)
+        deadline = time.monotonic() + (CHILD_TIMEOUT_S + 5) * (len(runs) - start)
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.01)
+        while start < len(runs) and os.path.exists(paths[start]):
+            results[start] = torch.load(paths[start])
+            os.remove(paths[start])
+            start += 1
+        start += 1  # (the run the child died on, if any: None)
+    return results
 
 
 def export_in_process(case, job):
@@ -219,15 +239,19 @@ def sweep(family, workdir):
             pt, args_pt = os.path.join(d, "model.pt"), os.path.join(d, "args.pt")
             optest.to_torchscript(case).save(pt)
             torch.save(case.args, args_pt)
-            big_expected = pytorch_isolated(case.module, pt, big, os.path.join(d, "big_expected.pt"))
         except Exception as e:
             verdicts.append((case.name, "skip", f"case not built: {e}"))
             continue
         out = os.path.join(d, "dynamic.onnx")
         jobs.append(" ".join([pt, "--args", args_pt, "-o", out, "--opset", str(opsets[-1]), *case.extra, *flags]))
-        pending.append((case, out, expected, big, big_expected))
+        pending.append((case, out, expected, big, pt))
     if not jobs:
         return drop_passed(workdir, family, verdicts)
+    # (PyTorch at the new sizes, for every case in one forked child)
+    bigs = pytorch_isolated([(case.module, pt, big) for case, _, _, big, pt in pending],
+                            os.path.join(workdir, family))
+    pending = [(case, out, expected, big, big_expected)
+               for (case, out, expected, big, _), big_expected in zip(pending, bigs)]
     if "in_process=True" in open(mod.__file__).read():
         # (operators whose library only a Python process has loaded: the Python API exports them)
         lines = [export_in_process(case, job) for (case, *_), job in zip(pending, jobs)]
