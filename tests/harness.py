@@ -159,6 +159,8 @@ def run_ort(onnx_path, inputs, workdir=None, bench=0):
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # (the tests' thread budget: tests/CMakeLists.txt sets OMP_NUM_THREADS=1 where CTest runs them side by side)
+    options.intra_op_num_threads = int(os.environ.get("OMP_NUM_THREADS", "0"))
     try:
         session = onnxruntime.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
         declared = session.get_inputs()
