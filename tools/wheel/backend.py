@@ -60,7 +60,8 @@ def _cmake_settings():
         # (stdout to stderr: pip shows the build's output with -v)
         subprocess.check_call(["cmake", "--build", prebuilt, "--target", "torch2onnx_python", "torch2onnx_cli",
                                "-j", jobs], env=env, stdout=sys.stderr)
-        defines["T2O_WHEEL_PREBUILT"] = prebuilt
+    # (always given: a build directory's cache keeps what the last build set)
+    defines["T2O_WHEEL_PREBUILT"] = prebuilt or ""
     return defines
 
 
