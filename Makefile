@@ -21,30 +21,43 @@ VENV_113 := $(BUILD_113)/venv
 PYTHON_113 := $(VENV_113)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-APT_PACKAGES := build-essential cmake ccache git \
-	libtorch-dev libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev \
-	python3-dev python3-torch python3-torchvision python3-onnx python3-numpy python3-pytest \
-	python3-venv python3-pip python3-setuptools python3-wheel python3-packaging \
-	pybind11-dev googletest libgtest-dev valgrind nlohmann-json3-dev graphviz
+# Debian packages: what the default build needs (and `make demo`), what its
+# tests add, what the 1.13 build adds (Debian's LibTorch, ONNX and Python stack).
+APT_CORE := build-essential cmake ccache git libprotobuf-dev protobuf-compiler zlib1g-dev \
+	python3-dev python3-venv python3-pip pybind11-dev nlohmann-json3-dev googletest libgtest-dev
+APT_TEST := valgrind graphviz
+APT_113 := libtorch-dev libonnx-dev python3-torch python3-torchvision python3-onnx python3-numpy python3-pytest \
+	python3-setuptools python3-wheel python3-packaging
 
-export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
-export CCACHE_DIR ?= $(HOME)/.cache/ccache
-
-.PHONY: all deps apt-deps venv onnx build test test-full test-zoo test-transformers test-unit test-asan test-1.13 build-1.13 test-clients demo install bench bench-llm clean
-
-all: build
-
-deps: apt-deps venv onnx
-
-# Installs the Debian packages that are not installed yet.
-apt-deps:
-	@missing=$$(for p in $(APT_PACKAGES); do \
+# $(call apt-install,PACKAGES): installs those not installed yet.
+define apt-install
+	@missing=$$(for p in $(1); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:" $$missing; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+export CCACHE_DIR ?= $(HOME)/.cache/ccache
+
+.PHONY: all deps apt-deps apt-deps-test apt-deps-1.13 build-core venv onnx build test test-full test-zoo test-transformers test-unit test-asan test-1.13 build-1.13 test-clients demo install bench bench-llm clean
+
+all: build
+
+deps: apt-deps venv onnx
+
+# The Debian packages of the default build; of its tests; of the 1.13 build.
+apt-deps:
+	$(call apt-install,$(APT_CORE))
+
+apt-deps-test:
+	$(call apt-install,$(APT_CORE) $(APT_TEST))
+
+apt-deps-1.13:
+	$(call apt-install,$(APT_CORE) $(APT_113))
 
 # The Python stack of the default build (requirements/torch-2.14.txt).
 venv: $(VENV)/.installed
@@ -60,7 +73,7 @@ $(ONNX_PREFIX)/.installed-$(ONNX_VERSION): cmake/build_onnx.sh $(VENV)/.installe
 	JOBS=$(JOBS) cmake/build_onnx.sh $(ONNX_VERSION) $(ONNX_PREFIX) $(CURDIR)/$(PYTHON)
 	@touch $@
 
-$(VENV_113)/.installed: requirements/torch-1.13.txt | apt-deps
+$(VENV_113)/.installed: requirements/torch-1.13.txt | apt-deps-1.13
 	$(SYSTEM_PYTHON) -m venv --system-site-packages $(VENV_113)
 	$(PYTHON_113) -m pip install -q --disable-pip-version-check --no-deps -r $<
 	@touch $@
@@ -72,6 +85,11 @@ $(BUILD_DIR)/CMakeFiles/Makefile.cmake: CMakeLists.txt cmake/Torch.cmake $(VENV)
 
 build: deps $(BUILD_DIR)/CMakeFiles/Makefile.cmake
 	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# What `make demo` needs of the build: the library, the CLI and the Python
+# extension (the tests' programs build with `make build` / `make test`).
+build-core: deps $(BUILD_DIR)/CMakeFiles/Makefile.cmake
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target torch2onnx_cli torch2onnx_python
 
 # The tests' disk use outside the build tree (issue 46): tools/disk_watch.py
 # runs them with TMPDIR in a folder of their own under $TMPDIR or /tmp,
@@ -85,7 +103,7 @@ DISK_WATCH := $(SYSTEM_PYTHON) $(CURDIR)/tools/disk_watch.py
 T2O_SUBMAKE = $(MAKE)
 
 # The whole suite on torch 2.14, then the 1.13 build on its subset.
-test: build
+test: apt-deps-test build
 	$(DISK_WATCH) -- sh -c '(cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 900 -LE full) && \
 	  $(T2O_SUBMAKE) test-1.13'
 
@@ -109,7 +127,7 @@ test-transformers: build
 $(BUILD_113)/CMakeFiles/Makefile.cmake: CMakeLists.txt cmake/Torch.cmake $(VENV_113)/.installed
 	cmake -S . -B $(BUILD_113) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DT2O_TORCH=system -DT2O_PYTHON=$(CURDIR)/$(PYTHON_113)
 
-build-1.13: apt-deps $(BUILD_113)/CMakeFiles/Makefile.cmake
+build-1.13: apt-deps-1.13 $(BUILD_113)/CMakeFiles/Makefile.cmake
 	cmake --build $(BUILD_113) -j$(JOBS)
 
 # (inside `make test`, whose disk_watch watches, disk_watch only runs ctest)
@@ -146,7 +164,7 @@ test-clients: build $(VENV_CLIENTS)/.installed
 test-unit: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -R '^(Registry|Serialize|IR|Passes|CliArgs)\.'
 
-demo: deps build
+demo: build-core
 	$(PYTHON) examples/demo/demo.py --cli $(BUILD_DIR)/torch2onnx
 
 install: build
