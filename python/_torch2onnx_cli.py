@@ -10,7 +10,9 @@ def main():
     spec = importlib.util.find_spec("torch2onnx")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("torch2onnx: the package is not installed beside this command")
-    path = os.path.join(list(spec.submodule_search_locations)[0], "_cli.py")
+    # (an editable install has two locations: the sources, and the built files beside the venv's)
+    paths = [os.path.join(d, "_cli.py") for d in spec.submodule_search_locations]
+    path = next((p for p in paths if os.path.exists(p)), paths[0])
     launcher_spec = importlib.util.spec_from_file_location("_torch2onnx_launcher", path)
     launcher = importlib.util.module_from_spec(launcher_spec)
     launcher_spec.loader.exec_module(launcher)

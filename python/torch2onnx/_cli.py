@@ -11,11 +11,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def executable():
-    """The CLI: the installed package's bin/torch2onnx, else the build tree's
+    """The CLI: the installed package's bin/torch2onnx (in an editable install,
+    beside the package's other location), else the build tree's
     (_build_info.CLI, written by CMake)."""
-    installed = os.path.join(HERE, "bin", "torch2onnx")
-    if os.path.exists(installed):
-        return installed
+    spec = importlib.util.find_spec("torch2onnx")
+    locations = [HERE] + list(spec.submodule_search_locations or []) if spec else [HERE]
+    for location in locations:
+        installed = os.path.join(location, "bin", "torch2onnx")
+        if os.path.exists(installed):
+            return installed
     info = os.path.join(HERE, "_build_info.py")
     if os.path.exists(info):
         values = {}

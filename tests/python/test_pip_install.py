@@ -26,6 +26,17 @@ def _offline_env():
     return env
 
 
+def _venv(tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys._base_executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                   check=True)
+    site = subprocess.check_output([str(venv / "bin" / "python"), "-c",
+                                    "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip()
+    with open(os.path.join(site, "test_interpreter.pth"), "w") as fh:
+        fh.write(sysconfig.get_paths()["purelib"] + "\n")
+    return venv
+
+
 def test_wheel_into_a_venv(tmp_path):
     env = _offline_env()
     # (the backend puts the build tree's files into the wheel: T2O_BUILD_DIR, set by CTest, is this build's)
@@ -49,13 +60,7 @@ def test_wheel_into_a_venv(tmp_path):
     # A venv of the same base Python, seeing the test interpreter's packages (torch, onnxruntime, pip; with
     # Debian's torch, the system's too). Without a pip of its own: Python 3.11's venv would also bring a
     # setuptools older than the one torch requires, found before the test interpreter's.
-    venv = tmp_path / "venv"
-    subprocess.run([sys._base_executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-                   check=True)
-    site = subprocess.check_output([str(venv / "bin" / "python"), "-c",
-                                    "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True).strip()
-    with open(os.path.join(site, "test_interpreter.pth"), "w") as fh:
-        fh.write(sysconfig.get_paths()["purelib"] + "\n")
+    venv = _venv(tmp_path)
     # (with its dependencies: torch and numpy are there already, so pip takes nothing more)
     proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
                            str(wheel)],
@@ -94,3 +99,27 @@ def test_wheel_into_a_venv(tmp_path):
     assert proc.returncode == 0 and proc.stdout.strip(), proc.stdout + proc.stderr
     import shutil
     assert shutil.which("torch2onnx", path=env["PATH"]) == str(venv / "bin" / "torch2onnx")
+
+
+def test_editable_install(tmp_path):
+    """pip install -e .: the package's Python files stay in the sources, the extension, the CLI and its library
+    go beside the venv's other packages; the command and an export find them there."""
+    venv = _venv(tmp_path)
+    env = _offline_env()
+    proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                           "--disable-pip-version-check", "-e", ROOT], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    script = textwrap.dedent("""
+        import io, os, torch, torch2onnx
+        assert torch2onnx.__file__.startswith(os.environ["T2O_SOURCES"]), torch2onnx.__file__
+        buf = io.BytesIO()
+        torch2onnx.export(torch.nn.Linear(3, 2).eval(), (torch.randn(1, 3),), buf, verify=True)
+        print("exported", len(buf.getvalue()))
+    """)
+    env["T2O_SOURCES"] = os.path.join(ROOT, "python", "torch2onnx")
+    proc = subprocess.run([str(venv / "bin" / "python"), "-c", script], env=env, capture_output=True, text=True,
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0 and "exported" in proc.stdout, proc.stdout + proc.stderr
+    for cmd in ([str(venv / "bin" / "torch2onnx")], [str(venv / "bin" / "python"), "-m", "torch2onnx"]):
+        proc = subprocess.run([*cmd, "--version"], env=env, capture_output=True, text=True, cwd=str(tmp_path))
+        assert proc.returncode == 0 and proc.stdout.startswith("torch2onnx "), (cmd, proc.stdout + proc.stderr)
