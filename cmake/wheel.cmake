@@ -16,31 +16,31 @@ else()
 endif()
 install(FILES ${PROJECT_SOURCE_DIR}/python/_torch2onnx_cli.py DESTINATION .)
 
-# Each file copied (the library under its soname only: a wheel has no
-# symbolic links), its debug information stripped and its run path set.
-function(t2o_wheel_install ext ext_name lib cli)
-  install(FILES ${ext} DESTINATION torch2onnx)
-  install(FILES ${lib} DESTINATION torch2onnx/lib RENAME libtorch2onnx.so.${PROJECT_VERSION_MAJOR})
-  install(PROGRAMS ${cli} DESTINATION torch2onnx/bin RENAME torch2onnx)
+# At install, a file of the package (a path under torch2onnx/) loses its
+# debug information and gets rpath as its run path (none when empty).
+function(t2o_wheel_finish file rpath)
   find_program(T2O_STRIP strip REQUIRED)
-  foreach(file "${ext_name}" "lib/libtorch2onnx.so.${PROJECT_VERSION_MAJOR}" "bin/torch2onnx")
-    if(file MATCHES "^lib/")
-      set(rpath "${T2O_WHEEL_RPATH_LIB}")
-    elseif(file MATCHES "^bin/")
-      set(rpath "${T2O_WHEEL_RPATH_CLI}")
-    else()
-      set(rpath "${T2O_WHEEL_RPATH_EXT}")
-    endif()
-    set(path "\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/torch2onnx/${file}")
-    if(rpath)
-      set(set_rpath "file(RPATH_SET FILE \"${path}\" NEW_RPATH \"${rpath}\")")
-    else()
-      set(set_rpath "file(RPATH_REMOVE FILE \"${path}\")")
-    endif()
-    install(CODE "
-      execute_process(COMMAND \"${T2O_STRIP}\" --strip-debug \"${path}\" COMMAND_ERROR_IS_FATAL ANY)
-      ${set_rpath}")
-  endforeach()
+  set(path "\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/torch2onnx/${file}")
+  if(rpath)
+    set(set_rpath "file(RPATH_SET FILE \"${path}\" NEW_RPATH \"${rpath}\")")
+  else()
+    set(set_rpath "file(RPATH_REMOVE FILE \"${path}\")")
+  endif()
+  install(CODE "
+    execute_process(COMMAND \"${T2O_STRIP}\" --strip-debug \"${path}\" COMMAND_ERROR_IS_FATAL ANY)
+    ${set_rpath}")
+endfunction()
+
+# The extension, the library (under its soname only: a wheel has no symbolic
+# links) and the CLI, each copied and finished.
+function(t2o_wheel_install ext ext_name lib cli)
+  set(lib_name libtorch2onnx.so.${PROJECT_VERSION_MAJOR})
+  install(FILES ${ext} DESTINATION torch2onnx)
+  install(FILES ${lib} DESTINATION torch2onnx/lib RENAME ${lib_name})
+  install(PROGRAMS ${cli} DESTINATION torch2onnx/bin RENAME torch2onnx)
+  t2o_wheel_finish("${ext_name}" "${T2O_WHEEL_RPATH_EXT}")
+  t2o_wheel_finish("lib/${lib_name}" "${T2O_WHEEL_RPATH_LIB}")
+  t2o_wheel_finish("bin/torch2onnx" "${T2O_WHEEL_RPATH_CLI}")
 endfunction()
 
 if(T2O_WHEEL_PREBUILT)

@@ -9,10 +9,8 @@ import torch  # noqa: F401  (loads LibTorch before the extension)
 
 from . import _cli
 
-# ONNX Runtime for verify=True (the C++ core loads its library): the onnxruntime package of this
-# environment, unless T2O_ONNXRUNTIME_LIB names one (an installed wheel has no path from its build).
-if not os.environ.get("T2O_ONNXRUNTIME_LIB") and _cli.onnxruntime_library():
-    os.environ["T2O_ONNXRUNTIME_LIB"] = _cli.onnxruntime_library()
+# ONNX Runtime for verify=True (the C++ core loads its library): the onnxruntime package of this environment.
+_cli.use_onnxruntime_library(os.environ)
 
 from . import errors
 from ._logging import disable_log, enable_log, is_onnx_log_enabled

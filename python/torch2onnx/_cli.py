@@ -10,13 +10,18 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def package_locations(name):
+    """The directories of an installed package, found without importing it
+    (an editable install has two: the sources, and the built files beside
+    the environment's other packages); [] when it is not installed."""
+    spec = importlib.util.find_spec(name)
+    return list(spec.submodule_search_locations or []) if spec else []
+
+
 def executable():
-    """The CLI: the installed package's bin/torch2onnx (in an editable install,
-    beside the package's other location), else the build tree's
+    """The CLI: the installed package's bin/torch2onnx, else the build tree's
     (_build_info.CLI, written by CMake)."""
-    spec = importlib.util.find_spec("torch2onnx")
-    locations = [HERE] + list(spec.submodule_search_locations or []) if spec else [HERE]
-    for location in locations:
+    for location in [HERE, *package_locations("torch2onnx")]:
         installed = os.path.join(location, "bin", "torch2onnx")
         if os.path.exists(installed):
             return installed
@@ -32,27 +37,31 @@ def executable():
 
 def onnxruntime_library():
     """libonnxruntime.so of the onnxruntime Python package where it is
-    installed (found without importing it), else None."""
-    spec = importlib.util.find_spec("onnxruntime")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
+    installed, else None."""
+    for location in package_locations("onnxruntime"):
         found = sorted(glob.glob(os.path.join(location, "capi", "libonnxruntime.so*")))
         if found:
             return found[0]
     return None
 
 
+def use_onnxruntime_library(env):
+    """Sets T2O_ONNXRUNTIME_LIB in env (a dict or os.environ) to the
+    onnxruntime package's library unless it names one already: the C++
+    verifier's compiled-in path is the build's, which an installed wheel
+    does not have."""
+    if not env.get("T2O_ONNXRUNTIME_LIB"):
+        lib = onnxruntime_library()
+        if lib:
+            env["T2O_ONNXRUNTIME_LIB"] = lib
+
+
 def torch_library_dir():
-    """lib/ of the torch this Python imports (found without importing it),
-    else None. The CLI's run path looks for it beside the package
-    ($ORIGIN/../../torch/lib); torch may be elsewhere on sys.path (another
-    site directory, a .pth file), and another LibTorch on the system's paths
-    must not be taken instead."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
+    """lib/ of the torch this Python imports, else None. The CLI's run path
+    looks for it beside the package ($ORIGIN/../../torch/lib); torch may be
+    elsewhere on sys.path (another site directory, a .pth file), and another
+    LibTorch on the system's paths must not be taken instead."""
+    for location in package_locations("torch"):
         if os.path.isdir(os.path.join(location, "lib")):
             return os.path.join(location, "lib")
     return None
@@ -65,10 +74,7 @@ def main(argv=None):
     torch_lib = torch_library_dir()
     if torch_lib:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [torch_lib, env.get("LD_LIBRARY_PATH")]))
-    if not env.get("T2O_ONNXRUNTIME_LIB"):
-        lib = onnxruntime_library()
-        if lib:
-            env["T2O_ONNXRUNTIME_LIB"] = lib
+    use_onnxruntime_library(env)
     args = sys.argv[1:] if argv is None else list(argv)
     sys.stdout.flush()
     sys.stderr.flush()
