@@ -253,9 +253,9 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
                                                    const std::vector<c10::IValue>& args, int opset,
                                                    const ExportHooks& hooks,
                                                    std::shared_ptr<torch::jit::Graph>* graph) {
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset < kMinOpset || opset > max_opset())
     throw Error(Error::Kind::Usage, "opset " + std::to_string(opset) + " is not supported: torch2onnx exports opsets " +
-                                        std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+                                        std::to_string(kMinOpset) + " to " + std::to_string(max_opset()));
   TrainingGuard guard(module);
   ExportOptions options;
   options.opset_version = opset;
@@ -368,9 +368,9 @@ std::vector<UnsupportedOperator> unconvertible_ops(const torch::jit::Module& mod
 void register_symbolic(const std::string& op, int opset, SymbolicFn fn) {
   if (op.find("::") == std::string::npos)
     throw Error(Error::Kind::Usage, "register_symbolic: '" + op + "' must be qualified, like 'custom_ops::foo'");
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset < kMinOpset || opset > max_opset())
     throw Error(Error::Kind::Usage, "register_symbolic: opset " + std::to_string(opset) + " is outside " +
-                                        std::to_string(kMinOpset) + ".." + std::to_string(kMaxOpset));
+                                        std::to_string(kMinOpset) + ".." + std::to_string(max_opset()));
   user_registry().add(op, opset, std::move(fn));
 }
 

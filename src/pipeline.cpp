@@ -92,9 +92,9 @@ ExportOptions with_default_opset(const ExportOptions& o, int opset) {
 }
 
 void validate(const ExportOptions& o) {
-  if (o.opset_version < kMinOpset || o.opset_version > kMaxOpset)
+  if (o.opset_version < kMinOpset || o.opset_version > max_opset())
     throw Error(Error::Kind::Usage, "opset " + std::to_string(o.opset_version) + " is not supported: torch2onnx exports opsets " +
-                                        std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+                                        std::to_string(kMinOpset) + " to " + std::to_string(max_opset()));
   if (!o.export_modules_as_functions.empty() && o.opset_version < 15)
     throw Error(Error::Kind::Usage, "export_modules_as_functions needs opset 15 or above (ONNX local functions), not " +
                                         std::to_string(o.opset_version));
@@ -241,7 +241,7 @@ ir::Model export_ir_consuming(torch::jit::Module& module, const std::vector<c10:
 }
 
 ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& options, const Registry& registry) {
-  validate(with_default_opset(options, kDefaultProgramOpset));  // (before the program is read)
+  validate(with_default_opset(options, default_program_opset()));  // (before the program is read)
   if (options.progress) options.progress("loading", 0.0);
   auto t0 = std::chrono::steady_clock::now();
   const frontend::pt2::Program program = frontend::pt2::read_program(pt2_path);
@@ -251,7 +251,7 @@ ir::Model export_program_ir(const std::string& pt2_path, const ExportOptions& op
 
 ir::Model export_program_ir(const frontend::pt2::Program& program, const ExportOptions& requested,
                             const Registry& registry) {
-  const ExportOptions options = with_default_opset(requested, kDefaultProgramOpset);
+  const ExportOptions options = with_default_opset(requested, default_program_opset());
   validate(options);
   StageTimer timer;
   if (options.progress) options.progress("converting", 0.0);

@@ -28,7 +28,7 @@ struct DynamicAxis {
 // The options of torch.onnx.export, with the same meaning.
 struct ExportOptions {
   // 0: torch.onnx's default for the input: kDefaultOpset (17) for TorchScript
-  // modules and archives, kDefaultProgramOpset (20) for .pt2 programs.
+  // modules and archives, default_program_opset() (20) for .pt2 programs.
   int opset_version = 0;
   bool export_params = true;
   bool verbose = false;

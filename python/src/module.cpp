@@ -408,7 +408,7 @@ PYBIND11_MODULE(_C, m) {
     return std::vector<int>{};
   });
   m.attr("MIN_OPSET") = kMinOpset;
-  m.attr("MAX_OPSET") = kMaxOpset;
+  m.attr("MAX_OPSET") = max_opset();
   m.attr("DEFAULT_OPSET") = kDefaultOpset;
-  m.attr("DEFAULT_PROGRAM_OPSET") = kDefaultProgramOpset;
+  m.attr("DEFAULT_PROGRAM_OPSET") = default_program_opset();
 }

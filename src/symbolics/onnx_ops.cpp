@@ -313,7 +313,7 @@ void symbolic_op(SymbolicContext& ctx, bool multi) {
 void register_onnx_ops(Registry& r) {
   // (below 23 the unsupported-operator error says "supported from opset 23"; a build whose ONNX stops
   // before 23 has none)
-  if (kMaxOpset >= 23) {
+  if (max_opset() >= 23) {
     r.add("onnx::Attention", 23, attention);
     r.add("onnx::RotaryEmbedding", 23, rotary_embedding);
   }

@@ -32,7 +32,7 @@ void count_ops(const pt2::Graph& g, std::map<std::string, std::vector<const pt2:
 }  // namespace
 
 int run_check_pt2(const Command& c) {
-  const int opset = c.opset_given ? c.options.opset_version : torch2onnx::kDefaultProgramOpset;
+  const int opset = c.opset_given ? c.options.opset_version : torch2onnx::default_program_opset();
   const pt2::Program p = pt2::read_program(c.model);
   std::cout << c.model << ": torch.export program '" << p.model_name << "', export schema " << p.schema_major << "."
             << p.schema_minor << (p.torch_version.empty() ? "" : ", saved by torch " + p.torch_version) << "\n";

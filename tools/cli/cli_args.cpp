@@ -234,9 +234,9 @@ Exit status: 0 on success, 1 on an export error, 2 on a usage error.
 
 std::string with_opsets(std::string text) {
   const std::pair<const char*, int> fields[] = {{"{min}", kMinOpset},
-                                                {"{max}", kMaxOpset},
+                                                {"{max}", max_opset()},
                                                 {"{default}", kDefaultOpset},
-                                                {"{program}", kDefaultProgramOpset}};
+                                                {"{program}", default_program_opset()}};
   for (const auto& [key, value] : fields)
     for (size_t at; (at = text.find(key)) != std::string::npos;) text.replace(at, std::string(key).size(), std::to_string(value));
   return text;

@@ -66,16 +66,14 @@ const Registry& builtin_registry();
 // register_custom_op_symbolic), over the built-ins: what exports use.
 Registry& user_registry();
 
-// Opsets torch2onnx exports to: 9 to 23 with ONNX 1.18 or later (the default
-// build), 9 to 17 with Debian's ONNX 1.12 (T2O_MAX_OPSET, set by the build).
-#ifndef T2O_MAX_OPSET
-#define T2O_MAX_OPSET 17
-#endif
+// Opsets torch2onnx exports to: 9 to max_opset(), what the build's ONNX
+// library defines (src/symbolic/opsets.cpp, the one file the build tells;
+// changing it recompiles that file alone).
 constexpr int kMinOpset = 9;
-constexpr int kMaxOpset = T2O_MAX_OPSET;
+int max_opset();
 // torch.onnx's defaults: 17 for TorchScript (dynamo=False), 20 for
 // torch.export programs (dynamo=True), within what the build exports.
 constexpr int kDefaultOpset = 17;
-constexpr int kDefaultProgramOpset = kMaxOpset < 20 ? kMaxOpset : 20;
+int default_program_opset();
 
 }  // namespace torch2onnx
