@@ -54,6 +54,7 @@ const NamedPass kOnnxPasses[] = {
     {"fuse_interleaved_rotary", onnx_passes::fuse_interleaved_rotary},
     {"fuse_rms_normalization", onnx_passes::fuse_rms_normalization},
     {"fuse_attention_cache", onnx_passes::fuse_attention_cache},
+    {"fuse_swish", onnx_passes::fuse_swish},
     {"remove_identities", onnx_passes::remove_identities},
     {"remove_neutral_arithmetic", onnx_passes::remove_neutral_arithmetic},
     {"read_shapes_at_source", onnx_passes::read_shapes_at_source},

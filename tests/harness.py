@@ -206,6 +206,27 @@ def full_check(onnx_path):
     return onnx.load(onnx_path)
 
 
+def op_types(onnx_path):
+    """The op types of a model's nodes, its subgraphs' and its functions' included."""
+    model = onnx.load(onnx_path, load_external_data=False)
+    found = set()
+
+    def walk(graph):
+        for n in graph.node:
+            found.add(n.op_type)
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                for g in a.graphs:
+                    walk(g)
+
+    walk(model.graph)
+    for f in model.functions:
+        for n in f.node:
+            found.add(n.op_type)
+    return found
+
+
 def compare(expected, actual, names=None, rtol_scale=1e-4, quantization_step=None):
     """max |ort - torch| <= 1e-4 * (1 + max |torch|) per output; integers and bools exactly.
 

@@ -109,7 +109,7 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
         graph inputs, in order; other values are baked into a traced model
         (scripted models take int/float/bool arguments as 0-d inputs).
     f: a path, or a binary file-like object.
-    opset_version: 9 to 23 (default 17; 20 with dynamo=True, as torch.onnx).
+    opset_version: 9 to 28 (default 17; 20 with dynamo=True, as torch.onnx; the build on ONNX 1.12 stops at 17).
     verify: run the exported model in ONNX Runtime and compare it with PyTorch.
     report: True (or a path) writes a Markdown report of the export: stages
         with time and memory, PyTorch operators and the ONNX operators they

@@ -55,6 +55,10 @@ void fuse_rotary_embedding(ir::Model& model, const PassContext& ctx);
 void fuse_interleaved_rotary(ir::Model& model, const PassContext& ctx);
 // Opset 23: x * rsqrt(mean(x^2, -1) + eps) [* scale] -> RMSNormalization.
 void fuse_rms_normalization(ir::Model& model, const PassContext& ctx);
+// Opset 24: x * Sigmoid(x) -> Swish (fuse_swish.cpp; at the opsets
+// swish_runs_at(): those ONNX Runtime has a Swish kernel for).
+void fuse_swish(ir::Model& model, const PassContext& ctx);
+bool swish_runs_at(int64_t opset);
 // Opset 23: an Attention node reading its keys / values through the KV cache's
 // Concat (and repeat_kv's Expand) takes the cache as past_key / past_value.
 void fuse_attention_cache(ir::Model& model, const PassContext& ctx);

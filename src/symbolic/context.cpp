@@ -29,7 +29,7 @@ ir::DType infer_dtype(const std::string& type, const std::vector<ir::Value*>& in
       if (a.name == name) return a.i;
     return -1;
   };
-  if (type == "Cast") return static_cast<ir::DType>(attr_int("to"));
+  if (type == "Cast" || type == "BitCast") return static_cast<ir::DType>(attr_int("to"));
   if (type == "Shape" || type == "Size" || type == "NonZero" || type == "ArgMax" || type == "ArgMin")
     return ir::DType::Int64;
   if (type == "Equal" || type == "Less" || type == "Greater" || type == "LessOrEqual" ||

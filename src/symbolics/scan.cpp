@@ -97,6 +97,18 @@ void cumprod(SymbolicContext& ctx) {
   ctx.out(ctx.cast(y, t));
 }
 
+// Opset 26: one CumProd node (ONNX Runtime multiplies in order, as PyTorch),
+// in the same compute dtype as above.
+void cumprod_26(SymbolicContext& ctx) {
+  const ir::DType t = ctx.out_dtype();
+  const int64_t rank = ctx.rank(0);
+  if (rank == 0) return ctx.out(ctx.in_as(0, t));
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
+  const DType c = ir::is_floating(t) ? float_compute(t) : (t == DType::Int32 ? DType::Int32 : DType::Int64);
+  Value* x = ctx.cast(ctx.in_as(0, t), c);
+  ctx.out(ctx.cast(ctx.op("CumProd", {x, ctx.const_int(dim)}), t));
+}
+
 // aten::cummax / aten::cummin(self, dim) -> (values, indices). A Loop over dim
 // carries the running extreme and its index, PyTorch's rule: x[i] replaces it
 // when x[i] is NaN or (the running value is not NaN and x[i] >= it (cummax) /
@@ -358,6 +370,7 @@ void gradient(SymbolicContext& ctx) {
 
 void register_scan(Registry& r) {
   r.add("aten::cumprod", 9, cumprod);
+  r.add("aten::cumprod", 26, cumprod_26);
   r.add("aten::logcumsumexp", 9, logcumsumexp);
   r.add("aten::cummax", 9, [](SymbolicContext& c) { cumextreme(c, true); });
   r.add("aten::cummin", 9, [](SymbolicContext& c) { cumextreme(c, false); });

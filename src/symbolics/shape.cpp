@@ -41,15 +41,29 @@ ir::Value* reshape_to(SymbolicContext& ctx, ir::Value* x, size_t shape_idx) {
   return ctx.op("Reshape", {x, shape});
 }
 
+// aten::view.dtype(self, dtype): the same bits read as another dtype of the
+// same width: BitCast (opset 26). bool as int8/uint8 is its 0/1 bytes, a Cast
+// at any opset (ONNX Runtime has no BitCast kernel for bool). Other widths
+// change the last dim's size (PyTorch allows it; BitCast does not).
+void view_dtype(SymbolicContext& ctx) {
+  const ir::DType from = ctx.dtype(0), to = ir::dtype_from_scalar_type(ctx.i(1));
+  if (from == to) return ctx.out(ctx.in(0));
+  const std::string what = std::string("viewing a ") + ir::dtype_name(from) + " tensor as " + ir::dtype_name(to);
+  if (from == ir::DType::Undefined) ctx.fail(what + ": the tensor's dtype is not known at export");
+  if (from == ir::DType::Bool && (to == ir::DType::Int8 || to == ir::DType::UInt8)) return ctx.out(ctx.cast(ctx.in(0), to));
+  if (ir::dtype_size(from) != ir::dtype_size(to))
+    ctx.fail(what + " changes the element width (" + std::to_string(ir::dtype_size(from)) + " to " +
+             std::to_string(ir::dtype_size(to)) + " bytes): ONNX's BitCast keeps the shape, so only views of the same "
+             "width export");
+  if (from == ir::DType::Bool || to == ir::DType::Bool)
+    ctx.fail(what + ": only a bool tensor viewed as int8/uint8 exports (ONNX Runtime has no BitCast for bool)");
+  if (ctx.opset() < 26) ctx.fail(what + " (a bit cast) needs opset 26 or above (ONNX BitCast)");
+  ctx.out(ctx.op("BitCast", {ctx.in(0)}, {{"to", static_cast<int64_t>(to)}}));
+}
+
 // aten::view / aten::reshape(self, shape); view.dtype(self, dtype) reinterprets bits.
 void view(SymbolicContext& ctx) {
-  if (ctx.arg(1).kind == Arg::Kind::Int) {
-    if (ir::dtype_from_scalar_type(ctx.i(1)) == ctx.dtype(0)) {
-      ctx.out(ctx.in(0));
-      return;
-    }
-    ctx.fail("viewing a tensor as another dtype (a bit cast) cannot be expressed in ONNX");
-  }
+  if (ctx.arg(1).kind == Arg::Kind::Int) return view_dtype(ctx);
   ctx.out(reshape_to(ctx, ctx.in(0), 1));
 }
 

@@ -30,8 +30,8 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import harness  # noqa: E402
 
-# (18 and 23 only where the CLI exports them: not on the 1.13 build)
-DEFAULT_OPSETS = (9, 11, 13, 17, 18, 23)
+# (18, 23 and 28 only where the CLI exports them: not on the 1.13 build)
+DEFAULT_OPSETS = (9, 11, 13, 17, 18, 23, 28)
 BATCH_TIMEOUT_S = 900
 
 
@@ -41,7 +41,7 @@ Lambda = harness.Lambda  # (the family files use optest.Lambda)
 class Case:
     """One module and its example args.
 
-    opsets: opsets to test (default 9, 11, 13, 17, 18, 23), restricted to >=
+    opsets: opsets to test (default 9, 11, 13, 17, 18, 23, 28), restricted to >=
         min_opset and to what the CLI exports.
     script: export torch.jit.script(module) instead of a trace.
     error_below: {opset: text} exports at these opsets must fail with `text`
@@ -58,15 +58,18 @@ class Case:
         on, or the highest); None takes the file's default (enable_pt2), False
         says the case cannot be captured by torch.export (data-dependent
         shapes) or is TorchScript-only.
+    expect_ops: {opset: op types}: the model exported at that opset (both
+        frontends) holds a node of each (the operator made for the pattern).
     torchscript: False for operators only torch.export records (PyTorch's
         tracer and scripting fail on them): the case runs through the .pt2
-        frontend only (at PT2_OPSETS from min_opset on).
+        frontend only (at its opsets if given, else at PT2_OPSETS; from min_opset on).
     """
 
     def __init__(self, name, module, args, *, opsets=DEFAULT_OPSETS, min_opset=9, script=False,
                  error_below=None, extra=(), atol_scale=1e-4, inputs=None, check="values", more_args=(), pt2=None,
-                 torchscript=True):
+                 torchscript=True, expect_ops=None):
         self.name = name
+        self.expect_ops = {o: tuple(ops) for o, ops in (expect_ops or {}).items()}
         self.module = module if isinstance(module, nn.Module) else Lambda(module)
         self.args = args if isinstance(args, tuple) else (args,)
         self.opsets = tuple(o for o in opsets if min_opset <= o <= harness.max_opset())
@@ -85,12 +88,15 @@ class Case:
         self.torchscript = torchscript
         if not torchscript:
             self.pt2 = True
-            self.opsets = tuple(o for o in PT2_OPSETS if min_opset <= o <= harness.max_opset())
+            self.opsets = tuple(o for o in (PT2_OPSETS if opsets is DEFAULT_OPSETS else opsets)
+                                if min_opset <= o <= harness.max_opset())
             self.error_below = {}
 
     def pt2_opsets(self):
         if not self.pt2 or not pt2_available():
             return ()
+        if not self.torchscript:
+            return self.opsets
         high = tuple(o for o in self.opsets if o in PT2_OPSETS)
         return high or self.opsets[-1:]
 
@@ -100,7 +106,7 @@ class Case:
 
 
 # The opsets a case also runs at through torch.export and the .pt2 frontend.
-PT2_OPSETS = (18, 23)
+PT2_OPSETS = (18, 23, 28)
 
 
 def pt2_available():
@@ -282,6 +288,10 @@ def run(cases, workdir, in_process=False):
         except Exception as e:
             results.status[key] = (False, f"ONNX checker rejects the opset {opset} model: {e}")
             continue
+        missing = [op for op in case.expect_ops.get(opset, ()) if op not in harness.op_types(out)]
+        if missing:
+            results.status[key] = (False, f"the opset {opset} model has no {', '.join(missing)} node")
+            continue
         unused = {int(k) for k in line.split(" unused=")[1].split(",")} if " unused=" in line else set()
         for r, (expected, inputs) in enumerate(runs):
             inputs = [a for k, a in enumerate(inputs) if k not in unused]  # what the graph does not read is not an input
@@ -291,7 +301,7 @@ def run(cases, workdir, in_process=False):
             try:
                 actual, _ = harness.run_ort(out, [np.asarray(a, order="C") for a in inputs])
             except AssertionError as e:
-                if opset >= 22 and ort_lacks_kernel(str(e)):
+                if ort_lacks_kernel(str(e)):
                     results.status[key] = (True, "")  # valid ONNX (the checker passed) that ORT cannot run yet
                     break
                 results.status[key] = (False, f"ONNX Runtime fails on the {where} model: {e}")
@@ -312,16 +322,19 @@ def run(cases, workdir, in_process=False):
     return results
 
 
-# ONNX Runtime (1.32) has no kernels for the opset-22 versions (22 added
-# bfloat16) of the random operators and MaxRoiPool: a model that uses them at
-# opset 22 or 23 passes the checker, and ORT refuses it with this message.
-# Those cases are checked, not run (docs/supported_ops.md says so).
-ORT_WITHOUT_22 = ("RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Bernoulli",
-                  "Multinomial", "MaxRoiPool")
+# Operator versions ONNX Runtime (1.32) has no kernel for: the opset-22
+# versions (22 added bfloat16) of the random operators and MaxRoiPool, the
+# opset-28 QuantizeLinear / DequantizeLinear and Optional / OptionalHasElement /
+# OptionalGetElement (a scripted module's Optional[Tensor] argument). A model that uses them passes the
+# checker, and ORT refuses it with this message. Those cases are checked, not
+# run (docs/supported_ops.md says so).
+ORT_WITHOUT = [(op, 22) for op in ("RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike",
+                                   "Bernoulli", "Multinomial", "MaxRoiPool")] + \
+    [(op, 28) for op in ("QuantizeLinear", "DequantizeLinear", "Optional", "OptionalHasElement", "OptionalGetElement")]
 
 
 def ort_lacks_kernel(message):
-    return any(f"Could not find an implementation for {op}(22)" in message for op in ORT_WITHOUT_22)
+    return any(f"Could not find an implementation for {op}({v})" in message for op, v in ORT_WITHOUT)
 
 
 def onnx_input(t):

@@ -36,6 +36,10 @@ CASES = [
     Case("celu", lambda x: F.celu(x, 1.3), (x,), opsets=(9, 11, 12, 17)),
     Case("celu_double", lambda x: F.celu(x, 0.7), (x.double(),), opsets=(9, 12, 17)),  # ONNX Celu is float only
     Case("silu", F.silu, (x,)),
+    # opset 24: Swish (ONNX Runtime 1.32 runs it at 24 only: at 25+ the product stays)
+    Case("silu_swish", F.silu, (x,), opsets=(23, 24, 25, 28), expect_ops={24: ("Swish",)}, pt2=True),
+    Case("x_sigmoid_x_swish", lambda a: a * torch.sigmoid(a), (x.double(),), opsets=(24,), expect_ops={24: ("Swish",)}),
+    Case("silu_half_swish", F.silu, (x.half(),), opsets=(24,), expect_ops={24: ("Swish",)}),
     Case("mish", F.mish, (x,)),
     Case("softplus", lambda x: F.softplus(x, beta=2.0, threshold=5.0), (x,)),
     Case("softplus_default", F.softplus, (r(10, scale=30.0),)),

@@ -258,6 +258,17 @@ CASES = [
     Case("cumsum_inplace", lambda a: a.clone().cumsum_(1), (x,), min_opset=11),
     # ---- cumprod
     Case("cumprod", lambda a: a.cumprod(1), (x,), pt2=True),
+    # opset 26: one CumProd node
+    Case("cumprod_26", lambda a: a.cumprod(1), (x,), opsets=(25, 26, 28), expect_ops={26: ("CumProd",), 28: ("CumProd",)},
+         pt2=True),
+    Case("cumprod_26_int", lambda a: a.cumprod(-1), (ri(3, 8, lo=-4, hi=5),), opsets=(26,),
+         expect_ops={26: ("CumProd",)}),
+    Case("cumprod_26_int64_wraps", lambda a: a.cumprod(0), (torch.tensor([3**20, 3**19, 3, -7, 11]),), opsets=(26,)),
+    Case("cumprod_26_bool", lambda a: a.cumprod(2), (bt,), opsets=(26,)),
+    Case("cumprod_26_half", lambda a: a.cumprod(1), (r(3, 6, scale=1.5).half(),), opsets=(26,)),
+    Case("cumprod_26_dtype", lambda a: a.cumprod(1, dtype=torch.float64), (xi,), opsets=(26,)),
+    Case("cumprod_26_nan_inf_zero", lambda a: a.cumprod(-1),
+         (torch.tensor([[1.0, float("nan"), 2.0], [float("inf"), 0.0, 3.0]]),), opsets=(26,)),
     Case("cumprod_nan_inf_zero", lambda a: a.cumprod(-1),
          (torch.tensor([[2.0, float("nan"), 0.0, 3.0], [2.0, float("inf"), 0.0, 3.0], [2.0, 0.0, float("inf"), 3.0]]),),
          pt2=True),

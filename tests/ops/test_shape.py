@@ -60,12 +60,41 @@ class ScriptLen(nn.Module):
         return x * len(x) + torch.tensor([len(x)])
 
 
+class ViewDtype(nn.Module):
+    """x.view(dtype): only torch.export records it (torch.jit.trace records a copy, and scripting
+    resolves x.view(torch.int32) to view(size=[3]))."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def forward(self, x):
+        return x.view(self.dtype)
+
+
 class ScriptTile(nn.Module):
     def forward(self, x):
         return x.repeat(x.size(0), 1, 1), x.tile([2]), x.expand(x.size(0), -1, -1)
 
 
+BITCAST = {26: ("BitCast",), 28: ("BitCast",)}
+
 CASES = [
+    # view(dtype) of the same width: BitCast at 26 (the bits, NaN and infinities included)
+    Case("view_dtype_float_int32", ViewDtype(torch.int32),
+         (torch.tensor([[1.5, -0.0, float("inf")], [float("nan"), -2.25, 3e-39]]),), torchscript=False,
+         opsets=(26, 28), expect_ops=BITCAST),
+    Case("view_dtype_int32_float", ViewDtype(torch.float32),
+         (torch.tensor([1069547520, -1073741824, 8388608], dtype=torch.int32),), torchscript=False, opsets=(26,),
+         expect_ops=BITCAST),
+    Case("view_dtype_half_int16", ViewDtype(torch.int16), (r(3, 4).half(),), torchscript=False, opsets=(26,),
+         expect_ops=BITCAST),
+    Case("view_dtype_uint8_int8", ViewDtype(torch.int8), (torch.tensor([0, 1, 127, 128, 200, 255], dtype=torch.uint8),),
+         torchscript=False, opsets=(26,), expect_ops=BITCAST),
+    Case("view_dtype_int64_double", ViewDtype(torch.float64), (torch.tensor([4607182418800017408, -1, 0]),),
+         torchscript=False, opsets=(28,), expect_ops=BITCAST),
+    Case("view_dtype_bool_uint8", ViewDtype(torch.uint8), (torch.tensor([True, False, True]),), torchscript=False,
+         opsets=(18, 26)),
     # ---- view / reshape
     Case("view", lambda a: a.view(6, 4), (x,)),
     Case("view_neg", lambda a: a.view(-1, 4), (x,)),
@@ -221,3 +250,21 @@ CASES = [
 
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)
+
+
+def test_view_dtype_refusals(tmp_path):
+    """view(dtype) exports as BitCast from opset 26; below it, and for views that change the element
+    width (PyTorch resizes the last dim, BitCast keeps the shape), the export fails and says why."""
+    import subprocess
+
+    import harness
+    if harness.max_opset() < 26 or not optest.pt2_available():
+        return
+    for dtype, x, opset, want in [(torch.int32, torch.randn(3), 25, "needs opset 26"),
+                                  (torch.int16, torch.randn(2, 4), 26, "changes the element width"),
+                                  (torch.bool, torch.tensor([0, 1], dtype=torch.uint8), 26, "only a bool tensor")]:
+        program = str(tmp_path / "m.pt2")
+        torch.export.save(torch.export.export(ViewDtype(dtype), (x,)), program)
+        proc = subprocess.run([harness.CLI, "export", program, "-o", str(tmp_path / "m.onnx"), "--opset", str(opset)],
+                              capture_output=True, text=True)
+        assert proc.returncode != 0 and want in proc.stderr, (dtype, proc.stderr)

@@ -1,4 +1,4 @@
-"""Opsets 18 to 23 (the default build's ONNX library knows them; the 1.13
+"""Opsets 18 to 23 (the default build's ONNX library knows them, and 24-28: test_opsets_24_28.py; the 1.13
 build stops at 17): the defaults (17 for TorchScript, 20 for torch.export
 programs, as torch.onnx), the range, graph quality where a lowering becomes
 one node, and the zoo at 18, 20 and 23 matching PyTorch in ONNX Runtime."""
@@ -41,7 +41,7 @@ class Sdpa(nn.Module):
 
 
 def test_defaults_are_torch_onnx_s(tmp_path):
-    assert (torch2onnx._C.DEFAULT_OPSET, torch2onnx._C.DEFAULT_PROGRAM_OPSET, torch2onnx._C.MAX_OPSET) == (17, 20, 23)
+    assert (torch2onnx._C.DEFAULT_OPSET, torch2onnx._C.DEFAULT_PROGRAM_OPSET, torch2onnx._C.MAX_OPSET) == (17, 20, 28)
     model, _ = exported(nn.Linear(3, 2), (torch.randn(2, 3),), tmp_path)
     assert opset_of(model) == 17
     program = torch2onnx.export(nn.Linear(3, 2), (torch.randn(2, 3),), dynamo=True)
@@ -59,10 +59,10 @@ def test_cli_defaults_and_range(tmp_path):
         assert r.returncode == 0, r.stderr
         assert opset_of(onnx.load(str(out))) == want
     out = tmp_path / "x.onnx"
-    r = subprocess.run([harness.CLI, "export", str(pt), "-o", str(out), "--input", "2x3", "--opset", "24"],
+    r = subprocess.run([harness.CLI, "export", str(pt), "-o", str(out), "--input", "2x3", "--opset", "29"],
                        capture_output=True, text=True)
-    assert r.returncode != 0 and "9 to 23" in r.stderr and not out.exists()
-    assert "9..23" in subprocess.run([harness.CLI, "--help"], capture_output=True, text=True).stdout
+    assert r.returncode != 0 and "9 to 28" in r.stderr and not out.exists()
+    assert "9..28" in subprocess.run([harness.CLI, "--help"], capture_output=True, text=True).stdout
 
 
 @pytest.mark.parametrize("opset", [17, 23])

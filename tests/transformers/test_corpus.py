@@ -1,8 +1,8 @@
 """transformers models through both paths (issue 38): exported with torch2onnx.export (dynamo=False with
 dynamic_axes, dynamo=True with named torch.export Dims, which the models bound: BERT's seq <= 128, Mistral's
 past <= sliding_window - 1), compared with eager PyTorch in ONNX Runtime at the example and at other batch /
-sequence / past sizes within the ranges. T2O_TRANSFORMERS_FULL=1: every case of corpus.py at opsets 17, 20
-and 23 (make test-transformers); otherwise corpus.SAMPLE at opset 18."""
+sequence / past sizes within the ranges. T2O_TRANSFORMERS_FULL=1: every case of corpus.py at opsets 17, 20,
+23 and 28 (make test-transformers); otherwise corpus.SAMPLE at opset 18."""
 import io
 import os
 import sys
@@ -22,7 +22,7 @@ from torch2onnx import verification  # noqa: E402
 
 FULL = os.environ.get("T2O_TRANSFORMERS_FULL") == "1"
 CASES = [c for c in corpus.CASES if FULL or c.name in corpus.SAMPLE]
-OPSETS = [17, 20, 23] if FULL else [18]
+OPSETS = [17, 20, 23, 28] if FULL else [18]
 SIZES = corpus.SIZES
 
 
@@ -66,6 +66,29 @@ def test_decoder_step_fusions_at_23(name, dynamo):
     assert len(attention) == cached and all(len(n.input) == 6 for n in attention), attention
     outputs = {o.name for o in proto.graph.output}
     assert all(n.output[1] in outputs and n.output[2] in outputs for n in attention)  # the returned cache
+
+
+# Opsets 24-28 (issue 45): a 2-layer Llama with a KV cache and a 2-layer encoder through both paths; `make test`
+# runs each (model, path) at one of the three in turn, T2O_TRANSFORMERS_FULL=1 all of them.
+NEW_OPSETS = (24, 26, 28)
+NEW_OPSET_CASES = [(name, dynamo, opset) for i, (name, dynamo) in
+                   enumerate((n, d) for n in ("llama+cache", "bert") for d in (False, True))
+                   for opset in NEW_OPSETS if FULL or opset == NEW_OPSETS[i % len(NEW_OPSETS)]]
+
+
+@pytest.mark.skipif(torch2onnx._C.MAX_OPSET < 28, reason="this build stops before opset 28")
+@pytest.mark.parametrize("name,dynamo,opset", NEW_OPSET_CASES)
+def test_new_opsets(name, dynamo, opset):
+    """The decoder keeps its opset-23 fusions (RotaryEmbedding per q and k, RMSNormalization, one Attention per
+    layer taking the cache) and its SiLU MLP becomes Swish at 24 (ONNX Runtime 1.32 runs Swish at 24 only)."""
+    case = next(c for c in corpus.CASES if c.name == name)
+    proto = check(case, dynamo, opset)
+    assert {o.domain: o.version for o in proto.opset_import}[""] == opset
+    ops = [n.op_type for n in proto.graph.node]
+    if name == "llama+cache":
+        rms, cached = FUSED[name]
+        assert ops.count("RotaryEmbedding") == 4 and ops.count("RMSNormalization") == rms, ops
+        assert ops.count("Attention") == cached and ops.count("Swish") == (2 if opset == 24 else 0), ops
 
 
 def check(case, dynamo, opset):

@@ -41,10 +41,16 @@ int run_ops(const torch2onnx::cli::Command& c) {
               << "lists the opsets where its ONNX form changes (one symbolic each); *family* is its file in\n"
               << "`src/symbolics/` and its test in `tests/ops/`. In-place variants (`relu_`) export like their\n"
               << "out-of-place form.\n\n"
-              << "Opsets 18 to 23 need the default build (ONNX 1.18 or later); the build on Debian's ONNX 1.12\n"
-              << "stops at 17. ONNX Runtime 1.32 has no kernels for the opset-22 versions of the random operators\n"
-              << "(RandomUniform(Like), RandomNormal(Like), Bernoulli, Multinomial) and of MaxRoiPool: a model that\n"
-              << "uses them at opset 22 or 23 is valid ONNX that ONNX Runtime refuses to load; use opset 21 there.\n\n";
+              << "Opsets 18 to 28 need the default build (ONNX 1.23); the build on Debian's ONNX 1.12 stops at 17.\n"
+              << "ONNX Runtime 1.32 has no kernels for the opset-22 versions of the random operators\n"
+              << "(RandomUniform(Like), RandomNormal(Like), Bernoulli, Multinomial) and of MaxRoiPool, nor for the\n"
+              << "opset-28 QuantizeLinear / DequantizeLinear and Optional / OptionalHasElement / OptionalGetElement (a\n"
+              << "scripted module's Optional[Tensor] argument): a model that uses them at those opsets or above is\n"
+              << "valid ONNX that ONNX Runtime refuses to load; use opset 21 (27 for these) there.\n\n"
+              << "Operators made for a pattern, from their opset: `x * sigmoid(x)` (SiLU) is one Swish at 24 only\n"
+              << "(ONNX Runtime 1.32 runs Swish at 24 alone: at 25-28 it stays Sigmoid and Mul, and SwiGLU-28 has\n"
+              << "no kernel), cumprod is CumProd from 26, view(dtype) of the same width is BitCast from 26\n"
+              << "(torch.export programs; a bool tensor viewed as int8/uint8 is a Cast at any opset).\n\n";
     std::cout << "| opset |";
     for (int o = torch2onnx::kMinOpset; o <= torch2onnx::max_opset(); ++o) std::cout << " " << o << " |";
     std::cout << "\n|---|";
