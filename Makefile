@@ -10,13 +10,24 @@ BUILD_113 ?= build-1.13
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= 2
 SYSTEM_PYTHON := /usr/bin/python3
-VENV := $(BUILD_DIR)/venv
-PYTHON := $(VENV)/bin/python
 # The ONNX C++ library of the default build: the release of the onnx Python
 # package pinned in requirements/torch-2.14.txt, built from its source
 # (cmake/build_onnx.sh); the 1.13 build uses Debian's ONNX 1.12.
 ONNX_VERSION := $(shell sed -n 's/^onnx==//p' requirements/torch-2.14.txt)
 ONNX_PREFIX := $(CURDIR)/$(BUILD_DIR)/onnx/install
+REQUIREMENTS := requirements/torch-2.14.txt
+# Another PyTorch 2.x (issue 42): `make build TORCH=2.13.0` builds in
+# build-torch-2.13.0/ with its own venv (requirements/torch-2.13.txt) and the
+# default build's ONNX library; `make test-torch TORCH=2.13.0` runs the subset
+# (CTest label `legacy`: unit, CLI, operators, a model per family, the Python
+# package, the C++ API).
+TORCH ?=
+ifneq ($(TORCH),)
+BUILD_DIR := build-torch-$(TORCH)
+REQUIREMENTS := requirements/torch-$(basename $(TORCH)).txt
+endif
+VENV := $(BUILD_DIR)/venv
+PYTHON := $(VENV)/bin/python
 VENV_113 := $(BUILD_113)/venv
 PYTHON_113 := $(VENV_113)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -43,7 +54,7 @@ endef
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 
-.PHONY: all deps apt-deps apt-deps-test apt-deps-1.13 build-core venv onnx build test test-full test-zoo test-transformers test-unit test-asan test-1.13 build-1.13 test-clients demo install bench bench-llm clean
+.PHONY: all deps apt-deps apt-deps-test apt-deps-1.13 build-core venv onnx build test test-torch test-full test-zoo test-transformers test-unit test-asan test-1.13 build-1.13 test-clients demo install bench bench-llm clean
 
 all: build
 
@@ -62,14 +73,15 @@ apt-deps-1.13:
 # The Python stack of the default build (requirements/torch-2.14.txt).
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: requirements/torch-2.14.txt | apt-deps
+$(VENV)/.installed: $(REQUIREMENTS) | apt-deps
 	$(SYSTEM_PYTHON) -m venv $(VENV)
 	$(PYTHON) -m pip install -q --disable-pip-version-check -r $<
 	@touch $@
 
 onnx: $(ONNX_PREFIX)/.installed-$(ONNX_VERSION)
 
-$(ONNX_PREFIX)/.installed-$(ONNX_VERSION): cmake/build_onnx.sh $(VENV)/.installed
+# (the venv only runs the build: a newer venv does not rebuild the library)
+$(ONNX_PREFIX)/.installed-$(ONNX_VERSION): cmake/build_onnx.sh | $(VENV)/.installed
 	JOBS=$(JOBS) cmake/build_onnx.sh $(ONNX_VERSION) $(ONNX_PREFIX) $(CURDIR)/$(PYTHON)
 	@touch $@
 
@@ -112,6 +124,11 @@ test: apt-deps-test build
 # dim 0 dynamic, the zoo at every new opset.
 test-full: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) -L full
+
+# The subset on another PyTorch 2.x (make build TORCH=2.13.0 first; see TORCH above).
+test-torch: build
+	@test -n "$(TORCH)" || { echo "make test-torch TORCH=2.13.0 (or 2.15.0): which PyTorch"; exit 1; }
+	cd $(BUILD_DIR) && $(DISK_WATCH) -- ctest --output-on-failure -j$(JOBS) --timeout 900 -L legacy
 
 # Every torchvision model (the large ones take long; `make test` runs one per family).
 test-zoo: build

@@ -416,7 +416,8 @@ PT2_HEADING = "## .pt2 programs: torch2onnx vs torch.onnx dynamo"
 LLM_HEADING = "## A large decoder: torch2onnx vs torch.onnx (seconds and peak memory)"
 GRAPHS_HEADING = "## transformers models: graph size and ONNX Runtime latency"
 INPROCESS_HEADING = "## In process from Python: torch2onnx.export vs torch.onnx.export (seconds per call)"
-OTHER_HEADINGS = (PT2_HEADING, LLM_HEADING, GRAPHS_HEADING, INPROCESS_HEADING)
+OPSETS_HEADING = "## Opsets 23 to 28: torch2onnx vs torch.onnx"
+OTHER_HEADINGS = (PT2_HEADING, LLM_HEADING, GRAPHS_HEADING, INPROCESS_HEADING, OPSETS_HEADING)
 
 
 def section(text, heading):

@@ -432,6 +432,48 @@ void index_copy(SymbolicContext& ctx, const char* scatter) {
 void index_copy_9(SymbolicContext& ctx) { index_copy(ctx, "Scatter"); }
 void index_copy_11(SymbolicContext& ctx) { index_copy(ctx, "ScatterElements"); }
 
+// The first position of an index that is provably consecutive (k, k+1, ...):
+// a Range with step 1 (arange(past, past + n), a static cache's
+// cache_position) or a constant of consecutive integers; nullptr otherwise.
+Value* consecutive_start(SymbolicContext& ctx, Value* idx) {
+  if (const ir::Tensor* t = idx->constant()) {
+    if (t->dims().size() != 1 || t->numel() == 0 || !ir::is_integral(t->dtype())) return nullptr;
+    const std::vector<int64_t> v = t->to_int64s();
+    for (size_t k = 1; k < v.size(); ++k)
+      if (v[k] != v[0] + static_cast<int64_t>(k)) return nullptr;
+    return ctx.const_int(v[0]);
+  }
+  ir::Node* range = idx->producer();
+  if (range && range->op_type() == "Cast" && range->domain().empty()) range = range->input(0)->producer();
+  if (!range || range->op_type() != "Range" || !range->domain().empty() || !ir::is_integral(range->input(0)->dtype()))
+    return nullptr;
+  const ir::Tensor* step = range->input(2)->constant();
+  if (!step || step->numel() != 1 || step->to_int64s()[0] != 1) return nullptr;
+  return helpers::reshape(ctx, ctx.cast(range->input(0), DType::Int64), {});
+}
+
+// Opset 24: index_copy along a dim past the first with a consecutive index
+// (a static KV cache's update at cache_position) is one TensorScatter at the
+// index's first entry. PyTorch refuses entries outside [0, size); the write
+// position is taken modulo the dim's size and the mode is circular, so that
+// such an input cannot make the node write outside the cache. Any other
+// index: ScatterElements, as below 24.
+void index_copy_24(SymbolicContext& ctx) {
+  const int64_t rank = ctx.rank(0);
+  if (rank < 2 || ctx.rank(2) != 1 || ctx.rank(3) != rank) return index_copy_11(ctx);
+  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
+  Value* start = dim >= 1 ? consecutive_start(ctx, ctx.in(2)) : nullptr;
+  if (!start) return index_copy_11(ctx);
+  Value* x = ctx.in(0);
+  // (the divisor at least 1: an empty dim takes an empty index, and Mod by 0 is an error)
+  Value* size = ctx.op("Max", {helpers::dim_size(ctx, x, dim), ctx.const_int(1)});
+  Value* first = helpers::reshape(ctx, ctx.op("Mod", {start, size}, {{"fmod", int64_t{0}}}), {1});
+  Value* batch = helpers::reshape(ctx, helpers::dim_size(ctx, x, 0), {1});
+  Value* write_indices = ctx.op("Expand", {first, batch});
+  ctx.out(ctx.op("TensorScatter", {x, ctx.in_as(3, ctx.dtype(0)), write_indices},
+                 {{"axis", dim}, {"mode", std::string("circular")}}));
+}
+
 // source moved so `dim` is last, one-hot MatMul against arange(size of dim): the sums per target slice.
 Value* index_sums(SymbolicContext& ctx, Value* x, int64_t dim, int64_t rank, Value* idx, Value* src) {
   const DType mdt = compute_dtype(ctx.dtype(0));
@@ -942,6 +984,7 @@ void register_indexing(Registry& r) {
   r.add("aten::_index_put_impl_", 16, index_put_16);
   r.add("aten::index_copy", 9, index_copy_9);
   r.add("aten::index_copy", 11, index_copy_11);
+  r.add("aten::index_copy", 24, index_copy_24);
   r.add("aten::index_add", 9, index_add_9);
   r.add("aten::index_add", 16, index_add_16);
   r.add("aten::index_fill", 9, index_fill);

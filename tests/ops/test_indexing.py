@@ -64,6 +64,17 @@ class ScatterAtRunTime(nn.Module):
 
 
 x = r(3, 4, 5)
+
+
+class StaticCacheUpdate(nn.Module):
+    """transformers' StaticCache update: the new keys written at cache_position = arange(past, past + seq)."""
+
+    def forward(self, cache, new, past):
+        position = torch.arange(past, past + new.shape[2])
+        return cache.index_copy(2, position, new)
+
+
+TENSOR_SCATTER = {24: ("TensorScatter",), 28: ("TensorScatter",)}
 O_PUT = (9, 11, 13, 16, 17)
 
 # Scatter indices along dim 1 of a [3, 4, 5] tensor (with duplicates), and a smaller one.
@@ -155,6 +166,19 @@ CASES = [
     Case("index_add_inplace", put(lambda y, i, s: y.index_add_(0, i, s)), (x, L(2, 1), r(2, 4, 5)),
          opsets=(9, 16)),
     Case("index_copy", lambda x, i, s: x.index_copy(1, i, s), (x, L(3, 0), r(3, 2, 5))),
+    # opset 24: a consecutive index (a static KV cache's update) is one TensorScatter
+    Case("index_copy_consecutive", lambda c, s: c.index_copy(2, torch.tensor([3, 4, 5]), s),
+         (r(2, 3, 8, 4), r(2, 3, 3, 4)), opsets=(23, 24, 28), expect_ops=TENSOR_SCATTER, pt2=True),
+    Case("index_copy_consecutive_dim_from_end", lambda c, s: c.index_copy(-2, torch.tensor([5, 6, 7]), s),
+         (r(2, 8, 4), r(2, 3, 4)), opsets=(24,), expect_ops={24: ("TensorScatter",)}, pt2=True),
+    Case("index_copy_consecutive_int", lambda c, s: c.index_copy(1, torch.tensor([0, 1]), s),
+         (ri(2, 5, 3), ri(2, 2, 3)), opsets=(24,), expect_ops={24: ("TensorScatter",)}),
+    Case("index_copy_not_consecutive_24", lambda c, s: c.index_copy(2, torch.tensor([5, 1, 2]), s),
+         (r(2, 3, 8, 4), r(2, 3, 3, 4)), opsets=(24,)),
+    Case("index_copy_static_cache", StaticCacheUpdate(), (r(2, 3, 10, 4), r(2, 3, 2, 4), torch.tensor(4)),
+         opsets=(24, 28), expect_ops=TENSOR_SCATTER, pt2=False,
+         extra=("--dynamic-axes", '{"new":[2]}', "--input-names", "cache,new,past"),
+         more_args=[(r(2, 3, 10, 4), r(2, 3, 5, 4), torch.tensor(0)), (r(2, 3, 10, 4), r(2, 3, 1, 4), torch.tensor(9))]),
     Case("index_copy_dim0_inplace", put(lambda y, i, s: y.index_copy_(0, i, s)), (r(5, 2), L(4, 1, 2), r(3, 2))),
     Case("index_fill", lambda x, i: x.index_fill(1, i, -2.0), (x, L(0, 3))),
     Case("index_fill_neg", lambda x, i: x.index_fill(-1, i, 5), (ri(3, 4), L(-1, 0, 0))),

@@ -50,7 +50,10 @@ int run_ops(const torch2onnx::cli::Command& c) {
               << "Operators made for a pattern, from their opset: `x * sigmoid(x)` (SiLU) is one Swish at 24 only\n"
               << "(ONNX Runtime 1.32 runs Swish at 24 alone: at 25-28 it stays Sigmoid and Mul, and SwiGLU-28 has\n"
               << "no kernel), cumprod is CumProd from 26, view(dtype) of the same width is BitCast from 26\n"
-              << "(torch.export programs; a bool tensor viewed as int8/uint8 is a Cast at any opset).\n\n";
+              << "(torch.export programs; a bool tensor viewed as int8/uint8 is a Cast at any opset), index_copy\n"
+              << "along a dim past the first with a provably consecutive index (a Range of step 1, as a static KV\n"
+              << "cache's arange(past, past + n) cache_position, or a constant run) is TensorScatter from 24; an index\n"
+              << "that is a model input stays ScatterElements.\n\n";
     std::cout << "| opset |";
     for (int o = torch2onnx::kMinOpset; o <= torch2onnx::max_opset(); ++o) std::cout << " " << o << " |";
     std::cout << "\n|---|";
