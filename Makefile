@@ -135,7 +135,7 @@ test-zoo: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) -L zoo
 
 # transformers models (tests/transformers/corpus.py) through both paths at
-# opsets 17, 20 and 23; `make test` runs a sample.
+# opsets 17, 20, 23 and 28; `make test` runs a sample.
 test-transformers: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -L transformers-full
 

@@ -33,7 +33,7 @@ void export_archive(const std::string& archive, const std::vector<c10::IValue>& 
                     const ExportOptions& options = {});
 
 // Exports the torch.export program (.pt2, as torch.export.save writes it;
-// torch 2.9 to 2.14) at `program` to `path`: no Python and no example
+// torch 2.9 to 2.15) at `program` to `path`: no Python and no example
 // inputs (dtypes and shapes, symbolic ones included, come from the program).
 void export_program(const std::string& program, const std::string& path, const ExportOptions& options = {});
 

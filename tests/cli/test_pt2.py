@@ -345,7 +345,7 @@ def test_schema_major_message_names_the_supported_versions(net, tmp_path):
     path = rewrite(net, tmp_path / "s9.pt2", edit_json("models/model.json", lambda d: json.dumps(
         dict(json.loads(d), schema_version={"major": 9, "minor": 0})).encode()))
     r = run("check", path)
-    assert "torch2onnx reads schema 8.x, which torch 2.9 to 2.14 write" in r.stderr
+    assert "torch2onnx reads schema 8.x, which torch 2.9 to 2.15 write" in r.stderr
 
 
 def test_old_layout_and_non_archives(tmp_path):

@@ -19,7 +19,7 @@ ARCHIVES = sorted(glob.glob(os.path.join(DATA, "*.pt2")))
 
 def test_every_version_has_archives():
     versions = {os.path.basename(a).split("_torch")[1][: -len(".pt2")] for a in ARCHIVES}
-    assert {"2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1"} <= versions, versions
+    assert {"2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0"} <= versions, versions
 
 
 @pytest.mark.parametrize("archive", ARCHIVES, ids=os.path.basename)

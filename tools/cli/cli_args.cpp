@@ -144,7 +144,7 @@ Usage:
   torch2onnx export MODEL.pt -o OUT.onnx [inputs] [options]
   torch2onnx export MODEL.pt2 -o OUT.onnx [options]
                                   a torch.export program (torch.export.save, torch 2.9
-                                  to 2.14): no inputs, its metadata has the shapes;
+                                  to 2.15): no inputs, its metadata has the shapes;
                                   symbolic dims become named dynamic dims
   torch2onnx check MODEL.pt [inputs] [--opset N]
   torch2onnx check MODEL.pt2 [--opset N]

@@ -132,7 +132,7 @@ int64_t c10_layout(int64_t schema);
 // A symbolic size as text: sympy's Symbol('s77', ...) as s77.
 std::string readable_expr(const std::string& expr);
 
-// The schema majors this reader knows: torch 2.9 to 2.14 write 8.x.
+// The schema majors this reader knows: torch 2.9 to 2.15 write 8.x.
 constexpr int kSchemaMajor = 8;
 
 // Whether `path` is a .pt2 archive (a zip holding <name>/archive_format = "pt2").

@@ -398,7 +398,7 @@ Program parse_program(const std::string& json_text, const std::string& what) {
     fail(what, "it is in export schema " + std::to_string(p.schema_major) + "." + std::to_string(p.schema_minor) +
                    (p.torch_version.empty() ? "" : " (written by torch " + p.torch_version + ")") +
                    "; torch2onnx reads schema " + std::to_string(kSchemaMajor) +
-                   ".x, which torch 2.9 to 2.14 write");
+                   ".x, which torch 2.9 to 2.15 write");
   const json& gm = r.at(j, "graph_module");
   p.graph = r.graph(r.at(gm, "graph"), 0);
   r.signature(r.at(gm, "signature"), p);
@@ -447,7 +447,7 @@ Program read_program(const std::string& path, const std::string& model) {
           return e.name.find("serialized_exported_program.json") != std::string::npos;
         }))
       fail("'" + path + "'", "it is a .pt2 in the layout torch 2.5 and older wrote (serialized_exported_program.json); "
-                             "torch2onnx reads the PT2 archive layout of torch 2.9 to 2.14: load and save it again "
+                             "torch2onnx reads the PT2 archive layout of torch 2.9 to 2.15: load and save it again "
                              "with torch.export.load / torch.export.save");
     fail("'" + path + "'", "it is a zip file but not a .pt2 archive (no archive_format entry)");
   }
