@@ -126,7 +126,7 @@ test-full: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) -L full
 
 # The subset on another PyTorch 2.x (make build TORCH=2.13.0 first; see TORCH above).
-test-torch: build
+test-torch: apt-deps-test build
 	@test -n "$(TORCH)" || { echo "make test-torch TORCH=2.13.0 (or 2.15.0): which PyTorch"; exit 1; }
 	cd $(BUILD_DIR) && $(DISK_WATCH) -- ctest --output-on-failure -j$(JOBS) --timeout 900 -L legacy
 

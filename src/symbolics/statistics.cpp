@@ -1,5 +1,8 @@
 // Statistics: cov, corrcoef (PyTorch's Correlation.cpp formulas), quantile /
 // nanquantile (a sort by TopK, then PyTorch's rank arithmetic and lerp).
+#ifndef T2O_TORCH_VERSION_NUM
+#error "T2O_TORCH_VERSION_NUM is set by CMakeLists.txt for this file"
+#endif
 #include <cmath>
 #include <limits>
 #include <string>
@@ -122,9 +125,16 @@ void quantile(SymbolicContext& ctx, bool ignore_nan) {
   Value* sorted = ctx.op_n("TopK", {filled, helpers::unsqueeze(ctx, n, {0})}, 2,
                            {{"axis", last}, {"largest", int64_t{0}}, {"sorted", int64_t{1}}})[0];
   Value* nan_count = helpers::reduce(ctx, "ReduceSum", ctx.cast(isnan, t), {last}, true);  // [..., 1]
-  // PyTorch computes the ranks in double from q in the input's dtype
-  // (0.6f * 5 is a little above 3, and 'higher' picks index 4).
+  // PyTorch 2.14 computes the ranks in double from q in the input's dtype
+  // (0.6f * 5 is a little above 3, and 'higher' picks index 4); earlier
+  // releases in the input's dtype (0.6f * 5 rounds to 3: index 3). The
+  // lowering follows the LibTorch it is built on (T2O_TORCH_VERSION_NUM, set
+  // by CMakeLists.txt for this file).
+#if T2O_TORCH_VERSION_NUM >= 214
   const DType D = DType::Double;
+#else
+  const DType D = t;
+#endif
   Value* count = ctx.cast(n, D);
   if (ignore_nan) count = ctx.op("Sub", {count, ctx.cast(nan_count, D)});
   Value* ranks = ctx.op("Mul", {ctx.cast(q, D), ctx.op("Sub", {count, sc(ctx, D, 1.0)})});  // [Q] or [..., Q]

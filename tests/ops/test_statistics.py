@@ -125,7 +125,5 @@ CASES = optest.enable_pt2([
 ])
 
 
-# (PyTorch 1.13 computes these differently: 2.x only)
-CASES = optest.needs_torch2(CASES, ['quantile_ties_higher', 'quantile_ties_midpoint', 'quantile_rank_rounding_float', 'quantile_rank_rounding_linear'])
 results = optest.results_fixture(CASES)
 test_case = optest.case_test(CASES)
