@@ -6,9 +6,12 @@
 #include "symbolic/helpers.h"
 #include "symbolics/all.h"
 
-// The LibTorch major version the build links (CMake): arange's count changed in 2.x.
-#ifndef T2O_TORCH_MAJOR
-#define T2O_TORCH_MAJOR 2
+// The LibTorch release the build links (CMake: major * 100 + minor): arange's
+// count with an integer dtype changed in 2.14 (2.13 and 1.13 truncate the
+// bounds first, 2.14 counts on them as given: arange(0.5, 80, 1.5, int64) has
+// 80 elements in 2.13, 53 in 2.14).
+#ifndef T2O_TORCH_VERSION_NUM
+#error "T2O_TORCH_VERSION_NUM is set by CMakeLists.txt for this file"
 #endif
 
 namespace torch2onnx::symbolics {
@@ -157,8 +160,8 @@ ir::Tensor arange_constant(const SymbolicContext& ctx, size_t s, std::optional<s
   if (ir::is_integral(dt)) {
     const int64_t xs = e ? int_of(ctx, s) : 0, xst = st ? int_of(ctx, *st) : 1;
     if (xst == 0) ctx.fail("arange: step must be nonzero");
-    // (PyTorch 2.x counts on the bounds as given; 1.13 truncated them first for int64 results)
-#if T2O_TORCH_MAJOR < 2
+    // (PyTorch 2.14 counts on the bounds as given; earlier releases truncated them first for int64 results)
+#if T2O_TORCH_VERSION_NUM < 214
     const int64_t xe = e ? int_of(ctx, *e) : int_of(ctx, s);
     const double size_d = dt == DType::Int64 ? std::ceil(static_cast<double>(xe - xs) / static_cast<double>(xst))
                                              : std::ceil((ed - sd) / std_);
@@ -217,11 +220,11 @@ void arange_impl(SymbolicContext& ctx, std::optional<size_t> start, size_t end, 
   ir::Value* s = get(start, 0.0);
   ir::Value* e = ctx.scalar_value(end, acc);
   ir::Value* st = get(step, 1.0);
-  // Count: ceil((end - start) / step) in double, on the bounds as given (PyTorch 2.x; 1.13
+  // Count: ceil((end - start) / step) in double, on the bounds as given (PyTorch 2.14; releases before
   // truncated them first for int64 results), the values from the truncated start and step.
   ir::Value* num;
   ir::Value* den;
-#if T2O_TORCH_MAJOR < 2
+#if T2O_TORCH_VERSION_NUM < 214
   if (dt == DType::Int64 || acc == DType::Double) {
 #else
   if (acc == DType::Double) {
