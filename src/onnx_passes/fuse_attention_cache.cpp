@@ -358,10 +358,7 @@ void run(ir::Graph& g) {
     fused->output(1)->set_type(rk.base->type());
     fused->output(2)->set_type(rv.base->type());
     position.emplace(fused, position.at(att));
-    const std::string name = att->output(0)->name();
-    g.rename_unique(att->output(0), name + "_unfused");
-    g.rename(fused->output(0), name);
-    att->output(0)->replace_all_uses_with(fused->output(0));
+    replace_keeping_name(g, att->output(0), fused->output(0));
     redirect_later_uses(g, rk.base, fused->output(1), att, position);
     redirect_later_uses(g, rv.base, fused->output(2), att, position);
     // (the old node, the repeats and the Concats, once unread, go with eliminate_dead_code)

@@ -172,10 +172,7 @@ void run(ir::Graph& g) {
     ir::Value* y = g.create_node("Reshape", {rope->output(0), ints({0, 0, dims[2], dims[3]})}, 1)->output(0);
     g.set_insert_point(nullptr);
     y->set_type(out->type());
-    const std::string name = out->name();
-    g.rename_unique(out, name + "_unfused");
-    g.rename(y, name);
-    out->replace_all_uses_with(y);
+    replace_keeping_name(g, out, y);
     // (the matched nodes, now unread, go with eliminate_dead_code)
   }
 }

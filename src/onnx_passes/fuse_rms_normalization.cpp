@@ -192,11 +192,7 @@ void run(ir::Graph& g, int64_t opset) {
                                   {{"axis", int64_t{-1}}, {"epsilon", m->epsilon}, {"stash_type", int64_t{1}}});
     g.set_insert_point(nullptr);
     rms->output(0)->set_type(y->type());
-    // The result keeps the last node's name (a graph output keeps its name).
-    const std::string name = y->name();
-    g.rename_unique(y, name + "_unfused");
-    g.rename(rms->output(0), name);
-    y->replace_all_uses_with(rms->output(0));
+    replace_keeping_name(g, y, rms->output(0));
     for (ir::Node* p : m->nodes) dead.push_back(p);
     // (the matched nodes, now unread, go with eliminate_dead_code)
   }

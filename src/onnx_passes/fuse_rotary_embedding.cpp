@@ -197,10 +197,7 @@ void run(ir::Graph& g) {
       ir::Node* rope = g.create_node("RotaryEmbedding", {m->x, cos, sin}, 1);
       rope->output(0)->set_type(add->output(0)->type());
       g.set_insert_point(nullptr);
-      const std::string name = add->output(0)->name();
-      g.rename_unique(add->output(0), name + "_unfused");
-      g.rename(rope->output(0), name);
-      add->output(0)->replace_all_uses_with(rope->output(0));
+      replace_keeping_name(g, add->output(0), rope->output(0));
       continue;
     }
     ir::Value* cos = g.add_initializer(add->name() + ".cos_cache", ir::Tensor::from_doubles(dt, m->cos, {m->s, h}));
@@ -219,11 +216,7 @@ void run(ir::Graph& g) {
     ir::Value* ids = g.create_node("Expand", {row, bs}, 1)->output(0);
     ir::Node* rope = g.create_node("RotaryEmbedding", {m->x, cos, sin, ids}, 1);
     g.set_insert_point(nullptr);
-    // The result keeps the Add's name (a graph output keeps its name).
-    const std::string name = add->output(0)->name();
-    g.rename_unique(add->output(0), name + "_unfused");
-    g.rename(rope->output(0), name);
-    add->output(0)->replace_all_uses_with(rope->output(0));
+    replace_keeping_name(g, add->output(0), rope->output(0));
     // (the matched nodes, now unread, go with eliminate_dead_code)
   }
 }
@@ -260,10 +253,7 @@ void fold_partial_rotary(ir::Graph& g) {
     g.set_insert_point(nullptr);
     whole->set_attr(ir::Attribute("rotary_embedding_dim", rot->end));
     whole->output(0)->set_type(cat->output(0)->type());
-    const std::string name = cat->output(0)->name();
-    g.rename_unique(cat->output(0), name + "_unfused");
-    g.rename(whole->output(0), name);
-    cat->output(0)->replace_all_uses_with(whole->output(0));
+    replace_keeping_name(g, cat->output(0), whole->output(0));
   }
 }
 

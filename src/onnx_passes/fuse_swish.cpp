@@ -42,11 +42,7 @@ void run(ir::Graph& g) {
     ir::Node* swish = g.create_node("Swish", {x}, 1, {{"alpha", 1.0}});
     g.set_insert_point(nullptr);
     swish->output(0)->set_type(y->type());
-    // The result keeps the product's name (a graph output keeps its name).
-    const std::string name = y->name();
-    g.rename_unique(y, name + "_unfused");
-    g.rename(swish->output(0), name);
-    y->replace_all_uses_with(swish->output(0));
+    replace_keeping_name(g, y, swish->output(0));
     n->destroy();  // (a Sigmoid read by nothing else goes with eliminate_dead_code)
   }
 }

@@ -34,6 +34,15 @@ inline bool is_graph_output(const ir::Value* v) {
   return false;
 }
 
+// A fusion's result `to` takes `from`'s readers and its name (a graph output
+// keeps its name; `from` becomes "<name>_unfused" until dead code goes).
+inline void replace_keeping_name(ir::Graph& g, ir::Value* from, ir::Value* to) {
+  const std::string name = from->name();
+  g.rename_unique(from, name + "_unfused");
+  g.rename(to, name);
+  from->replace_all_uses_with(to);
+}
+
 // Nodes whose outputs nobody reads; initializers nobody reads.
 void eliminate_dead_code(ir::Model& model, const PassContext& ctx);
 // Records which PyTorch operators read each graph input (before folding).

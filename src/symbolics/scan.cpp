@@ -84,29 +84,30 @@ void logcumsumexp(SymbolicContext& ctx) {
 // aten::cumprod(self, dim, dtype=None): the running product, multiplied in
 // order as PyTorch does (the same rounding; NaN and inf times 0 give NaN;
 // integers wrap as in PyTorch). 8/16-bit integers and bool multiply in int64
-// (PyTorch promotes them to int64 unless dtype says otherwise).
-void cumprod(SymbolicContext& ctx) {
+// (PyTorch promotes them to int64 unless dtype says otherwise). `product`
+// multiplies x (of that compute dtype) along dim; a 0-d self is its own product.
+template <typename Product>
+void cumprod_with(SymbolicContext& ctx, Product product) {
   const ir::DType t = ctx.out_dtype();
   const int64_t rank = ctx.rank(0);
   if (rank == 0) return ctx.out(ctx.in_as(0, t));
   const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
   const DType c = ir::is_floating(t) ? float_compute(t) : (t == DType::Int32 ? DType::Int32 : DType::Int64);
-  Value* x = ctx.cast(ctx.in_as(0, t), c);
-  Value* y = running(ctx, x, dim, rank, ctx.const_scalar(c, 1.0),
-                     [](SymbolicContext& b, Value* acc, Value* xi) { return b.op("Mul", {acc, xi}); });
-  ctx.out(ctx.cast(y, t));
+  ctx.out(ctx.cast(product(ctx.cast(ctx.in_as(0, t), c), dim, rank, c), t));
 }
 
-// Opset 26: one CumProd node (ONNX Runtime multiplies in order, as PyTorch),
-// in the same compute dtype as above.
+void cumprod(SymbolicContext& ctx) {
+  cumprod_with(ctx, [&](Value* x, int64_t dim, int64_t rank, DType c) {
+    return running(ctx, x, dim, rank, ctx.const_scalar(c, 1.0),
+                   [](SymbolicContext& b, Value* acc, Value* xi) { return b.op("Mul", {acc, xi}); });
+  });
+}
+
+// Opset 26: one CumProd node (ONNX Runtime multiplies in order, as PyTorch).
 void cumprod_26(SymbolicContext& ctx) {
-  const ir::DType t = ctx.out_dtype();
-  const int64_t rank = ctx.rank(0);
-  if (rank == 0) return ctx.out(ctx.in_as(0, t));
-  const int64_t dim = helpers::normalize_dim(ctx, ctx.i(1), rank);
-  const DType c = ir::is_floating(t) ? float_compute(t) : (t == DType::Int32 ? DType::Int32 : DType::Int64);
-  Value* x = ctx.cast(ctx.in_as(0, t), c);
-  ctx.out(ctx.cast(ctx.op("CumProd", {x, ctx.const_int(dim)}), t));
+  cumprod_with(ctx, [&](Value* x, int64_t dim, int64_t, DType) {
+    return ctx.op("CumProd", {x, ctx.const_int(dim)});
+  });
 }
 
 // aten::cummax / aten::cummin(self, dim) -> (values, indices). A Loop over dim
