@@ -1,4 +1,5 @@
 """torch2onnx.export and the functions around it (torch.onnx.utils' API)."""
+import contextlib
 import io
 import os
 import re
@@ -138,7 +139,10 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
                       autograd_inlining=autograd_inlining, **named, **other)
     if other.get("dynamo") or _is_exported_program(model):
         return _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, opset_version,
-                              dynamic_axes, custom_opsets, external_data, verify, export_params, other)
+                              dynamic_axes, custom_opsets, external_data, verify, export_params, other,
+                              training=training, operator_export_type=operator_export_type,
+                              do_constant_folding=do_constant_folding,
+                              keep_initializers_as_inputs=keep_initializers_as_inputs)
     keep_doc_strings = _legacy_options(other)
     if other.get("aten"):
         operator_export_type = OperatorExportTypes.ONNX_ATEN
@@ -234,8 +238,17 @@ _DYNAMO_KEYWORDS = {"dynamo", "dynamic_shapes", "report", "optimize", "artifacts
 
 
 def _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, opset_version, dynamic_axes,
-                   custom_opsets, external_data, verify, export_params, other):
-    """export(..., dynamo=True) or an ExportedProgram: see _dynamo."""
+                   custom_opsets, external_data, verify, export_params, other, training=TrainingMode.EVAL,
+                   operator_export_type=OperatorExportTypes.ONNX, do_constant_folding=True,
+                   keep_initializers_as_inputs=None):
+    """export(..., dynamo=True) or an ExportedProgram: see _dynamo.
+
+    Unlike torch.onnx 2.14 (which ignores them there), training,
+    operator_export_type and do_constant_folding do on this path what they do
+    with dynamo=False: the module is captured in the training mode asked for
+    (an ExportedProgram's mode was fixed when it was captured: TRAINING is an
+    error for one), operators are kept as ATen / passthrough nodes as asked,
+    and constant folding can be turned off. keep_initializers_as_inputs as torch.onnx."""
     from . import _dynamo
 
     if not hasattr(torch, "export"):
@@ -246,10 +259,19 @@ def _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, o
             raise TypeError(f"export() got an unexpected keyword argument '{name}' (with dynamo=True)")
         if name == "fallback" and value:  # (torch.onnx 2.11 removed it)
             warnings.warn(f"torch2onnx.export ignores {name}={value!r}", stacklevel=3)
-    options = _options(opset_version, export_params, verbose, TrainingMode.EVAL, input_names, output_names,
-                       OperatorExportTypes.ONNX, True, dynamic_axes, False, custom_opsets, external_data, False,
+    training = _modes._coerce(training, TrainingMode, "training")
+    program_given = _is_exported_program(model)
+    if program_given and training == TrainingMode.TRAINING:
+        raise errors.ExportUsageError(
+            "training=TrainingMode.TRAINING with an ExportedProgram: its training mode was fixed when torch.export "
+            "captured it (capture the module in training mode, or pass the module with dynamo=True)")
+    effective = TrainingMode.EVAL if program_given else _modes._training_of(model, training)
+    options = _options(opset_version, export_params, verbose, effective, input_names, output_names,
+                       operator_export_type, do_constant_folding, dynamic_axes,
+                       bool(keep_initializers_as_inputs), custom_opsets, external_data, False,
                        default_opset=_C().DEFAULT_PROGRAM_OPSET)
-    with _translation.applied(other.get("custom_translation_table"), options["opset_version"]):
+    mode = contextlib.nullcontext() if program_given else _modes.select_model_mode_for_export(model, training)
+    with mode, _translation.applied(other.get("custom_translation_table"), options["opset_version"]):
         return _dynamo.export(model, args, f, kwargs, options, other.get("dynamic_shapes"), verify,
                               other.get("report", False), other.get("artifacts_dir", "."),
                               profile=bool(other.get("profile")),

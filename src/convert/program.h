@@ -24,8 +24,10 @@ ir::Model convert_program(const frontend::pt2::Program& program, const Registry&
 bool converted_by_frontend(const frontend::pt2::Node& node);
 
 // Every operator of `program` (higher-order operators' bodies included)
-// that has no conversion at `opset`, with where it occurs: what export refuses.
+// that has no conversion at `opset` (nor a fallback node under `mode`), with
+// where it occurs: what export refuses.
 std::vector<UnsupportedOperator> unsupported_operators(const frontend::pt2::Program& program,
-                                                       const Registry& registry, int opset);
+                                                       const Registry& registry, int opset,
+                                                       OperatorExportType mode = OperatorExportType::Onnx);
 
 }  // namespace torch2onnx::convert

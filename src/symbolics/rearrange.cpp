@@ -610,7 +610,6 @@ void register_rearrange(Registry& r) {
   r.add("aten::repeat_interleave", 9, [](SymbolicContext& c) { repeat_interleave(c, false); });
   r.add("aten::repeat_interleave", 11, [](SymbolicContext& c) { repeat_interleave(c, true); });
   r.add("aten::movedim", 9, movedim);
-  r.add("aten::moveaxis", 9, movedim);
   r.add("aten::numpy_T", 9, numpy_T);
   r.add("aten::mT", 9, mT);
   r.add("aten::mH", 9, mT);  // (x.mH, x.adjoint()) real tensors: the conjugate is the tensor itself

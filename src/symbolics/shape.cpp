@@ -409,10 +409,8 @@ void register_shape(Registry& r) {
   r.add("aten::unflatten", 9, unflatten);
   for (const char* op : {"aten::squeeze", "aten::squeeze_copy"}) r.add(op, 9, squeeze);
   for (const char* op : {"aten::unsqueeze", "aten::unsqueeze_copy"}) r.add(op, 9, unsqueeze);
-  // Aliases (swapaxes, swapdims) never reach graphs: TorchScript normalizes them.
-  // (swapaxes/swapdims: numpy's names, recorded as such when a model calls them)
-  for (const char* op : {"aten::transpose", "aten::transpose_copy", "aten::swapaxes", "aten::swapdims"})
-    r.add(op, 9, transpose);
+  // (swapaxes / swapdims arrive as transpose: convert::canonical_kind)
+  for (const char* op : {"aten::transpose", "aten::transpose_copy"}) r.add(op, 9, transpose);
   for (const char* op : {"aten::t", "aten::t_copy"}) r.add(op, 9, t);
   for (const char* op : {"aten::permute", "aten::permute_copy"}) r.add(op, 9, permute);
   for (const char* op : {"aten::expand", "aten::expand_copy", "aten::broadcast_to"}) r.add(op, 9, expand);

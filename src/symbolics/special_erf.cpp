@@ -318,16 +318,6 @@ void lcm(SymbolicContext& ctx) {
   ctx.out(ctx.cast(ctx.op("Where", {gz, zero, r}), t));
 }
 
-// A torch.special alias converted by the symbolic of the operator it names
-// (registered by another family), looked up when the alias is converted.
-SymbolicFn alias_of(const std::string& target) {
-  return [target](SymbolicContext& ctx) {
-    const SymbolicFn* fn = builtin_registry().find(target, static_cast<int>(ctx.opset()));
-    if (!fn) ctx.fail(target + " (which " + ctx.kind() + " is an alias of) has no lowering at this opset");
-    (*fn)(ctx);
-  };
-}
-
 }  // namespace
 
 void register_special_erf(Registry& r) {
@@ -341,16 +331,7 @@ void register_special_erf(Registry& r) {
   r.add("aten::ldexp", 9, ldexp);
   r.add("aten::gcd", 9, gcd);
   r.add("aten::lcm", 9, lcm);
-  // torch.special aliases of operators lowered by other families (same schema)
-  const std::vector<std::pair<const char*, const char*>> aliases{
-      {"aten::special_xlogy", "aten::xlogy"},     {"aten::special_sinc", "aten::sinc"},
-      {"aten::special_logit", "aten::logit"},     {"aten::special_expit", "aten::sigmoid"},
-      {"aten::special_exp2", "aten::exp2"},       {"aten::special_expm1", "aten::expm1"},
-      {"aten::special_log1p", "aten::log1p"},     {"aten::special_log_softmax", "aten::log_softmax"},
-      {"aten::special_softmax", "aten::softmax"}, {"aten::special_logsumexp", "aten::logsumexp"},
-      {"aten::special_erfinv", "aten::erfinv"},   {"aten::special_erf", "aten::erf"}};
-  for (const auto& [name, target] : aliases) r.add(name, 9, alias_of(target));
-  r.add("aten::special_round", 11, alias_of("aten::round"));
+  // (torch.special's aliases of other families' operators: convert::canonical_kind)
 }
 
 }  // namespace torch2onnx::symbolics

@@ -223,6 +223,35 @@ def test_export_lists_every_unsupported_operator(tmp_path):
     assert not out.exists()
 
 
+def test_operator_export_types_and_training(tmp_path):
+    """--operator-export-type works on programs as on TorchScript archives (one conversion core); a program's
+    training mode was fixed when it was captured, so --training train is a usage error."""
+    import onnx
+
+    path = save_program(WithInverse(), (torch.randn(3, 3),), tmp_path / "inv.pt2")
+    out = tmp_path / "inv.onnx"
+    r = run("export", path, "-o", str(out), "--operator-export-type", "onnx_aten_fallback")
+    assert r.returncode == 0, r.stderr
+    proto = onnx.load(str(out))
+    onnx.checker.check_model(proto, full_check=True)
+    aten = [n for n in proto.graph.node if n.op_type == "ATen"]
+    assert len(aten) == 1 and aten[0].domain == "org.pytorch.aten"
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in aten[0].attribute}
+    assert attrs["operator"] == b"fractional_max_pool2d" and attrs["overload_name"] == b""
+    r = run("export", path, "-o", str(out), "--operator-export-type", "onnx_fallthrough")
+    assert r.returncode == 0, r.stderr
+    assert {(n.domain, n.op_type) for n in onnx.load(str(out)).graph.node if n.domain not in ("", "ai.onnx")} == {
+        ("aten", "fractional_max_pool2d")}
+    r = run("export", path, "-o", str(out), "--operator-export-type", "onnx_aten")
+    assert r.returncode == 0, r.stderr
+    kept = {onnx.helper.get_attribute_value(a) for n in onnx.load(str(out)).graph.node if n.op_type == "ATen"
+            for a in n.attribute if a.name == "operator"}
+    assert {b"fractional_max_pool2d", b"add", b"matmul"} <= kept
+    r = run("export", path, "-o", str(tmp_path / "t.onnx"), "--training", "train")
+    assert r.returncode == 2 and "training mode was fixed" in r.stderr
+    assert not (tmp_path / "t.onnx").exists()
+
+
 class ViewChains(nn.Module):
     """Writes through views of views (slice, select, transpose, permute,
     view), into a tensor that has views, and reads of views made before."""

@@ -17,8 +17,21 @@ import optest  # noqa: E402
 
 
 def registered():
+    """The registry's operators (alias lines, "alias  9-28  (operator)", left out: aliases())."""
     out = subprocess.run([harness.CLI, "ops"], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
+    return {line.split()[0] for line in out.splitlines() if line.strip() and not line.rstrip().endswith(")")}
+
+
+def aliases():
+    out = subprocess.run([harness.CLI, "ops"], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0]: line.split()[2][1:-1] for line in out.splitlines() if line.rstrip().endswith(")")}
+
+
+def test_aliases_name_registered_operators():
+    found = aliases()
+    assert {"aten::swapaxes", "aten::special_expit", "aten::special_round", "aten::clip"} <= set(found)
+    assert set(found.values()) <= registered()
+    assert not set(found) & registered()  # an alias converts through its operator only
 
 
 def family_modules():

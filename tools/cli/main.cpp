@@ -1,4 +1,5 @@
 // The torch2onnx command line tool.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "cli_args.h"
 #include "process_memory.h"
 #include "progress.h"
+#include "convert/core.h"
 #include "frontend/load.h"
 #include "frontend/pt2/program.h"
 #include "verify/program_runner.h"
@@ -67,11 +69,20 @@ int run_ops(const torch2onnx::cli::Command& c) {
       std::cout << "| `" << name << "` | " << since.front() << "-" << torch2onnx::max_opset() << " | " << changes
                 << " | " << reg.family_of(name) << " |\n";
     }
+    std::cout << "\nAliases (other names of the same operator, with its schema) export as the operator they name:\n\n"
+              << "| alias | exports as |\n|---|---|\n";
+    for (const auto& [alias, op] : torch2onnx::convert::operator_aliases())
+      std::cout << "| `" << alias << "` | `" << op << "` |\n";
     return 0;
   }
   for (const auto& [name, since] : ops) {
     if (c.opset_given && since.front() > c.options.opset_version) continue;
     std::cout << name << "  " << since.front() << "-" << torch2onnx::max_opset() << "\n";
+  }
+  for (const auto& [alias, op] : torch2onnx::convert::operator_aliases()) {
+    const auto since = std::find_if(ops.begin(), ops.end(), [&](const auto& e) { return e.first == op; });
+    if (since == ops.end() || (c.opset_given && since->second.front() > c.options.opset_version)) continue;
+    std::cout << alias << "  " << since->second.front() << "-" << torch2onnx::max_opset() << "  (" << op << ")\n";
   }
   return 0;
 }
@@ -218,6 +229,9 @@ int run_export(const torch2onnx::cli::Command& c, std::vector<size_t>* unused) {
     if (!c.verify && (!c.args_file.empty() || !c.inputs.empty()))
       throw Error(Error::Kind::Usage, "a .pt2 program takes no example inputs: its shapes are in the program "
                                       "(with --verify, inputs are what it verifies on)");
+    if (c.options.training == torch2onnx::TrainingMode::Training)
+      throw Error(Error::Kind::Usage, "--training train with a .pt2 program: its training mode was fixed when "
+                                      "torch.export captured it (capture the module in training mode)");
     if (c.verify)  // (inputs to verify on that are missing or do not fit: refused before the export)
       torch2onnx::verify_detail::program_inputs(torch2onnx::frontend::pt2::read_program(c.model), program_args(c));
     torch2onnx::cli::ProgressLine line;

@@ -5,6 +5,8 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "convert/core.h"
+
 namespace torch2onnx::convert::pt2 {
 
 Arg ProgramConverter::tensor_arg(const std::string& name, const Node* n) {
@@ -311,7 +313,7 @@ bool ProgramConverter::copies(const Node& n, const std::string& op) const {
 }
 
 void ProgramConverter::track_aliases(const Node& n, const c10::FunctionSchema& schema) {
-  const bool copy = copies(n, canonical(n.op));
+  const bool copy = copies(n, canonical_kind(n.op));
   auto tensor_input = [&](const std::string& param) -> std::string {
     for (const NamedArgument& na : n.inputs)
       if (na.name == param && na.arg.kind == "as_tensor") return na.arg.names.at(0);

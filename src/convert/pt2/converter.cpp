@@ -3,6 +3,7 @@
 #include <cctype>
 #include <set>
 
+#include "convert/core.h"
 #include "convert/dispatch.h"
 #include "convert/program.h"
 #include "convert/unsupported.h"
@@ -20,7 +21,8 @@ bool is_symbol(const std::string& e) {
 }  // namespace
 
 ir::Model ProgramConverter::run() {
-  throw_if_unsupported(unsupported_operators(p_, registry_, options_.opset_version), options_.opset_version);
+  throw_if_unsupported(unsupported_operators(p_, registry_, options_.opset_version, options_.operator_export_type),
+                       options_.opset_version);
   ir::Model model = interface_.new_model();
   graph_ = model.graph.get();
   Scope top{&p_.graph, scopes_++};
@@ -191,16 +193,16 @@ void ProgramConverter::convert_node(const Node& n) {
 }
 
 std::vector<OutputSlot> ProgramConverter::node_results(const Node& n) {
-  const SymbolicFn* fn = resolve(registry_, canonical(n.op), options_.opset_version);
-  if (!fn) fail(&n, "no symbolic");  // (run() reported these first)
-  std::vector<Arg> args = schema_args(n);
-  std::vector<OutputInfo> outs;
-  for (const Argument& o : n.outputs) outs.push_back(output_info(o, n));
-  SymbolicContext ctx(canonical(n.op), std::move(args), outs, graph_, options_.opset_version, this);
-  ctx.set_dynamic_export(true);  // (tensor arguments say which of their sizes are symbolic)
-  ctx.set_output_ranks_fixed(output_ranks_fixed_);
-  run_symbolic(*fn, ctx, n.op, where(n));
-  return ctx.results();
+  Call call;
+  call.kind = canonical_kind(n.op);
+  call.overload = n.overload == "default" ? "" : n.overload;
+  call.where = where(n);
+  call.args = schema_args(n);
+  for (const Argument& o : n.outputs) call.outs.push_back(output_info(o, n));
+  return convert_call(std::move(call), registry_, options_, graph_, this, [&](SymbolicContext& ctx) {
+    ctx.set_dynamic_export(true);  // (tensor arguments say which of their sizes are symbolic)
+    ctx.set_output_ranks_fixed(output_ranks_fixed_);
+  });
 }
 
 void ProgramConverter::set_outputs(const Node& n, const std::vector<OutputSlot>& results) {

@@ -33,8 +33,6 @@ namespace torch2onnx::convert::pt2 {
 using namespace frontend::pt2;
 
 // ---- the program's operators (operators.cpp)
-// `op` with its alias resolved (TorchScript normalizes aliases away; programs keep them).
-std::string canonical(const std::string& op);
 // Run-time checks of what the program promised: dropped (ONNX cannot raise).
 bool is_assert(const std::string& op);
 // Operators on sizes (SymInts) the converter computes itself (sizes.cpp):

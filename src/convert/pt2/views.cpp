@@ -8,6 +8,7 @@
 // version counts its writes).
 #include <algorithm>
 
+#include "convert/core.h"
 #include "convert/dispatch.h"
 #include "convert/pt2/converter.h"
 
@@ -47,7 +48,7 @@ ir::Value* ProgramConverter::call_symbolic(const std::string& op, std::vector<Ar
 ir::Value* ProgramConverter::unview(const Scope::View& v, const std::string& name, ir::Value* parent, ir::Value* src,
                                     const Node& at) {
   const Node& n = *v.node;
-  const std::string op = canonical(n.op);
+  const std::string op = canonical_kind(n.op);
   if (v.element >= 0) return unview_element(v, name, parent, src, at);
   if (op == "aten::alias" || op == "aten::detach" || op == "aten::lift_fresh") return src;
   if (reshapes(op)) {
@@ -85,7 +86,7 @@ ir::Value* ProgramConverter::unview(const Scope::View& v, const std::string& nam
 ir::Value* ProgramConverter::unview_element(const Scope::View& v, const std::string& name, ir::Value* parent,
                                             ir::Value* src, const Node& at) {
   const Node& n = *v.node;
-  const std::string op = canonical(n.op);
+  const std::string op = canonical_kind(n.op);
   std::vector<Arg> args = schema_args(n);
   const int64_t rank = static_cast<int64_t>(meta(v.parent, &at).sizes.size());
   auto dim_of = [&](size_t i) {

@@ -4,9 +4,8 @@
 #include <iostream>
 #include <iterator>
 
+#include "convert/core.h"
 #include "convert/dispatch.h"
-#include "convert/fallback.h"
-#include "convert/quantized_args.h"
 #include "convert/torchscript.h"
 #include "convert/unsupported.h"
 #include "torch2onnx/warnings.h"
@@ -203,33 +202,25 @@ void Converter::convert_node(Node* n) {
     convert_structural(n);
     return;
   }
-  const std::string kind = n->kind().toQualString();
   auto origin = origins_.of(n);
-  const SymbolicFn* fn = resolve(registry_, kind, options_.opset_version);
-
-  std::vector<Arg> args;
-  args.reserve(n->inputs().size());
   const c10::FunctionSchema* schema = n->maybeSchema();
+  Call call;
+  call.kind = canonical_kind(n->kind().toQualString());
+  call.overload = schema ? schema->overload_name() : std::string();
+  call.where = torch_side::describe_origin(*origin);
+  call.args.reserve(n->inputs().size());
   for (size_t i = 0; i < n->inputs().size(); ++i) {
     std::string name = schema && i < schema->arguments().size() ? schema->arguments()[i].name() : std::string();
-    args.push_back(make_arg(n->input(i), name));
+    call.args.push_back(make_arg(n->input(i), name));
   }
-  std::vector<OutputInfo> outs;
-  for (const TValue* o : n->outputs()) outs.push_back(make_output_info(o));
-  SymbolicFn fallback = fallback_for(n, kind, fn != nullptr, args, outs);
-  if (fallback) fn = &fallback;
-  if (!fn) throw Error(Error::Kind::Internal, "no symbolic for " + kind + " (should have been reported earlier)");
-
+  for (const TValue* o : n->outputs()) call.outs.push_back(make_output_info(o));
+  const std::string kind = call.kind;
   graph_->set_current_origin(origin);
-  std::optional<QuantizedCall> quantized;
-  if (!fallback) quantized.emplace(kind, args, outs, graph_, options_.opset_version);
-  if (quantized && !quantized->active()) quantized.reset();
-  SymbolicContext ctx(kind, std::move(args), std::move(outs), graph_, options_.opset_version, this);
-  ctx.set_source_node(n);
-  ctx.set_dynamic_export(!options_.dynamic_axes.empty());
-  ctx.set_dynamic_note(&tg_.dynamic_run_stopped);
-  run_symbolic(*fn, ctx, kind, torch_side::describe_origin(*origin));
-  const auto& results = ctx.results();
+  const auto results = convert_call(std::move(call), registry_, options_, graph_, this, [&](SymbolicContext& ctx) {
+    ctx.set_source_node(n);
+    ctx.set_dynamic_export(!options_.dynamic_axes.empty());
+    ctx.set_dynamic_note(&tg_.dynamic_run_stopped);
+  });
   for (size_t i = 0; i < n->outputs().size(); ++i) {
     const OutputSlot& r = results[i];
     if (!r.set) {
@@ -242,48 +233,12 @@ void Converter::convert_node(Node* n) {
       slot_of(n->output(i)) = sequence_slot(r.value);
     } else if (r.is_list) {
       Slot s{Slot::Kind::List, {}, nullptr, {}, next_id_++};
-      for (ir::Value* e : r.elements)
-        s.elements.push_back(Slot{Slot::Kind::Value, {}, quantized ? quantized->result(i, e) : e, {}, next_id_++});
+      for (ir::Value* e : r.elements) s.elements.push_back(Slot{Slot::Kind::Value, {}, e, {}, next_id_++});
       slot_of(n->output(i)) = std::move(s);
     } else {
-      ir::Value* v = r.value;
-      if (quantized) v = quantized->result(i, v);
-      check_dtype(kind, torch_side::describe_origin(*origin), v, quantized ? quantized->original(i) : ctx.out_info(i));
-      slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, v, {}, next_id_++};
+      slot_of(n->output(i)) = Slot{Slot::Kind::Value, {}, r.value, {}, next_id_++};
     }
   }
-}
-
-SymbolicFn Converter::fallback_for(Node* n, const std::string& kind, bool has_symbolic, const std::vector<Arg>& args, const std::vector<OutputInfo>& outs) {
-  const bool aten = kind.rfind("aten::", 0) == 0;
-  bool tensor_outputs = true, complex = false;
-  auto is_complex = [](ir::DType t) { return t == ir::DType::Complex64 || t == ir::DType::Complex128; };
-  for (const OutputInfo& o : outs) {
-    tensor_outputs = tensor_outputs && o.kind == Arg::Kind::Tensor;
-    complex = complex || is_complex(o.dtype);
-  }
-  for (const Arg& a : args) complex = complex || (a.kind == Arg::Kind::Tensor && is_complex(a.dtype));
-  // A node on complex tensors converts with a complex declaration (see
-  // Registry::add_complex) only; without one it falls back like an operator
-  // without a symbolic.
-  if (complex && has_symbolic) {
-    const int opset = options_.opset_version;
-    has_symbolic = registry_.find_complex(kind, opset) != nullptr ||
-                   (is_in_place(kind) && registry_.find_complex(kind.substr(0, kind.size() - 1), opset) != nullptr);
-  }
-  const auto mode = options_.operator_export_type;
-  // ONNX_ATEN: every aten op as ATen, but those returning lists (one ONNX node cannot) where they convert.
-  const bool as_aten = aten && ((mode == OperatorExportType::OnnxAten && (tensor_outputs || !has_symbolic)) ||
-                                (mode == OperatorExportType::OnnxAtenFallback && !has_symbolic));
-  if (as_aten) {
-    const c10::FunctionSchema* schema = n->maybeSchema();
-    return convert::aten_node(kind.substr(6), schema ? schema->overload_name() : std::string());
-  }
-  if (mode == OperatorExportType::OnnxFallthrough && !has_symbolic) {
-    const size_t sep = kind.find("::");
-    return convert::passthrough_node(kind.substr(0, sep), kind.substr(sep + 2));
-  }
-  return {};
 }
 
 void Converter::flatten_output(const Slot& s, std::vector<ir::Value*>& out) {
@@ -383,20 +338,13 @@ void Converter::make_outputs() {
 
 namespace {
 
-// True when operator_export_type keeps `kind` as a node where it has no conversion.
-bool kept_by_mode(const std::string& kind, OperatorExportType mode) {
-  if (mode == OperatorExportType::OnnxFallthrough) return true;
-  return kind.rfind("aten::", 0) == 0 &&
-         (mode == OperatorExportType::OnnxAten || mode == OperatorExportType::OnnxAtenFallback);
-}
-
 void collect_unsupported(torch::jit::Block* b, const Registry& registry, int opset, OperatorExportType mode,
                          torch_side::OriginTable& origins, UnsupportedCollector& out) {
   for (Node* n : b->nodes()) {
     for (torch::jit::Block* sub : n->blocks()) collect_unsupported(sub, registry, opset, mode, origins, out);
     if (handled_by_converter(n)) continue;
     const bool marked = n->hasAttribute(torch_side::kUnconvertibleAttr);
-    const std::string kind = marked ? n->s(torch_side::kUnconvertibleAttr) : n->kind().toQualString();
+    const std::string kind = marked ? n->s(torch_side::kUnconvertibleAttr) : canonical_kind(n->kind().toQualString());
     if (!marked && (resolve(registry, kind, opset) || kept_by_mode(kind, mode))) continue;
     auto first = first_opset(registry, kind);
     out.add(kind, torch_side::describe_origin(*origins.of(n)),

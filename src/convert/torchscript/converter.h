@@ -193,10 +193,6 @@ class Converter : public ConstantMemo {
   ir::Value* presence(const TValue* v);
   void convert_node(Node* n);
 
-  // operator_export_type: the node kept whole (ATen or its own namespace)
-  // instead of, or where there is no, conversion. Empty: the symbolic.
-  // Complex tensors (ONNX has none) are left to the operator's runtime too.
-  SymbolicFn fallback_for(Node* n, const std::string& kind, bool has_symbolic, const std::vector<Arg>& args, const std::vector<OutputInfo>& outs);
   void flatten_output(const Slot& s, std::vector<ir::Value*>& out);
   void flatten_info(const ExampleInfo* info, std::vector<const ExampleInfo*>& out);
   void make_outputs();
