@@ -272,6 +272,7 @@ void run_onnx_passes(ir::Model& model, const onnx_passes::PassContext& ctx, Stag
 #ifndef NDEBUG
   onnx_passes::lint(model, "conversion");
 #endif
+  const std::vector<std::string> names = onnx_passes::output_names(model);
   const size_t n_passes = sizeof(kOnnxPasses) / sizeof(kOnnxPasses[0]);
   for (size_t i = 0; i < n_passes; ++i) {
     const NamedPass& pass = kOnnxPasses[i];
@@ -282,6 +283,7 @@ void run_onnx_passes(ir::Model& model, const onnx_passes::PassContext& ctx, Stag
 #endif
     timer.done(pass.name);
   }
+  onnx_passes::restore_output_names(model, names);
   if (ctx.options.progress) ctx.options.progress("checking", 0.0);
   serialize::check_and_infer(model);
   timer.done("check_and_infer");

@@ -152,9 +152,9 @@ std::unordered_map<std::string, Kernel> make_kernels() {
   k["Flatten"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
     at::Tensor x = meta(*in[0]);
     int64_t axis = norm_axis(n.attr_i("axis", 1), x.dim());
-    int64_t outer = 1;
-    for (int64_t i = 0; i < axis; ++i) outer *= x.size(i);
-    return same_bytes(*in[0], x.reshape({outer, outer ? x.numel() / std::max<int64_t>(outer, 1) : 0}));
+    int64_t outer = 1, inner = 1;  // (each a product of its own dims: an empty tensor's [0, 3, 4] is [0, 12])
+    for (int64_t i = 0; i < x.dim(); ++i) (i < axis ? outer : inner) *= x.size(i);
+    return same_bytes(*in[0], x.reshape({outer, inner}));
   };
   k["Transpose"] = [](const ir::Node& n, const Inputs& in, int64_t) -> std::optional<Outputs> {
     std::vector<int64_t> perm = n.attr_ints("perm");

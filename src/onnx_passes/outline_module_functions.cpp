@@ -85,6 +85,50 @@ bool subgraph_reads_outside(const Node* n, const std::unordered_set<const Node*>
   return false;
 }
 
+// The nodes inside `n`'s subgraphs, at any depth.
+void inner_nodes(const Node* n, std::unordered_set<const Node*>& out) {
+  for (ir::Graph* g : n->subgraphs())
+    for (const auto& inner : g->nodes()) {
+      out.insert(inner.get());
+      inner_nodes(inner.get(), out);
+    }
+}
+
+std::shared_ptr<ir::Graph> copy_graph(const ir::Graph& g, ir::Graph* parent,
+                                      std::unordered_map<const Value*, Value*>& map);
+
+// A copy of `n` at the end of `into`, reading through `map` (filled with its
+// outputs); its subgraphs are copied too, their reads of outer values
+// remapped: a branch that reads a value of the call reads the body's copy.
+Node* copy_node(const Node* n, ir::Graph& into, std::unordered_map<const Value*, Value*>& map) {
+  std::vector<Value*> ins;
+  for (Value* v : n->inputs()) ins.push_back(v ? map.at(v) : nullptr);
+  ir::Attributes attrs = n->attributes();
+  for (ir::Attribute& a : attrs)
+    if (a.kind == ir::AttrKind::Graph && a.g) a.g = copy_graph(*a.g, &into, map);
+  into.set_current_origin(n->origin());
+  Node* copy = into.create_node(n->op_type(), ins, n->num_outputs(), std::move(attrs), n->domain());
+  copy->set_doc_string(n->doc_string());
+  for (size_t o = 0; o < n->num_outputs(); ++o) {
+    copy->output(o)->set_type(n->output(o)->type());
+    into.rename_unique(copy->output(o), n->output(o)->name());
+    map[n->output(o)] = copy->output(o);
+  }
+  return copy;
+}
+
+std::shared_ptr<ir::Graph> copy_graph(const ir::Graph& g, ir::Graph* parent,
+                                      std::unordered_map<const Value*, Value*>& map) {
+  auto out = std::make_shared<ir::Graph>(parent);
+  out->set_name(g.name());
+  for (Value* v : g.inputs()) map[v] = out->add_input(v->name(), v->type());
+  for (Value* v : g.initializers())
+    if (!map.count(v)) map[v] = out->add_initializer(v->name(), *v->initializer());
+  for (const auto& n : g.nodes()) copy_node(n.get(), *out, map);
+  for (Value* v : g.outputs()) out->add_output(map.at(v));
+  return out;
+}
+
 // A structural key of a function body: equal keys compute the same thing.
 std::string body_key(const ir::Graph& body) {
   std::ostringstream k;
@@ -199,13 +243,15 @@ class Outliner {
     // outputs (read after the call).
     std::vector<Value*> inputs, outputs;
     std::unordered_set<const Value*> seen;
+    std::unordered_set<const Node*> inside = call;  // (and the nodes of the members' subgraphs)
+    for (Node* n : members) inner_nodes(n, inside);
     for (Node* n : members)
       for (Value* v : n->inputs())
         if (v && (!v->producer() || !call.count(v->producer())) && seen.insert(v).second) inputs.push_back(v);
     for (Node* n : members)
       for (Value* o : n->outputs()) {
         bool outside = false;
-        for (const ir::Use& u : o->uses()) outside = outside || !u.user || !call.count(u.user);
+        for (const ir::Use& u : o->uses()) outside = outside || !u.user || !inside.count(u.user);
         if (outside) outputs.push_back(o);
       }
     if (outputs.empty()) return;
@@ -214,18 +260,7 @@ class Outliner {
     auto body = std::make_unique<ir::Graph>();
     std::unordered_map<const Value*, Value*> map;
     for (Value* v : inputs) map[v] = body->add_input(v->name(), v->type());
-    for (Node* n : members) {
-      std::vector<Value*> ins;
-      for (Value* v : n->inputs()) ins.push_back(v ? map.at(v) : nullptr);
-      body->set_current_origin(n->origin());
-      Node* copy = body->create_node(n->op_type(), ins, n->num_outputs(), n->attributes(), n->domain());
-      copy->set_doc_string(n->doc_string());
-      for (size_t o = 0; o < n->num_outputs(); ++o) {
-        copy->output(o)->set_type(n->output(o)->type());
-        body->rename_unique(copy->output(o), n->output(o)->name());
-        map[n->output(o)] = copy->output(o);
-      }
-    }
+    for (Node* n : members) copy_node(n, *body, map);
     for (Value* o : outputs) body->add_output(map.at(o));
     const std::string domain = module_of(cls);
     const std::string name = function_for(domain, plain_name(cls), std::move(body));
@@ -259,13 +294,14 @@ class Outliner {
     const std::string key = body_key(*body);
     for (size_t i = 0; i < model_.functions.size(); ++i) {
       const ir::Function& f = model_.functions[i];
-      if (f.domain == domain && (f.name == base || f.name.rfind(base + "_", 0) == 0) && keys_[i] == key) return f.name;
+      if (f.domain == domain && bases_[i] == base && keys_[i] == key) return f.name;
     }
     std::string name = base;
     for (int k = 1; taken(domain, name); ++k) name = base + "_" + std::to_string(k);
     body->set_name(name);
     model_.functions.push_back(ir::Function{domain, name, std::move(body)});
     keys_.push_back(key);
+    bases_.push_back(base);
     return name;
   }
 
@@ -278,7 +314,8 @@ class Outliner {
   ir::Model& model_;
   ir::Graph& g_;
   const PassContext& ctx_;
-  std::vector<std::string> keys_;  // body_key of model_.functions[i]
+  std::vector<std::string> keys_;   // body_key of model_.functions[i]
+  std::vector<std::string> bases_;  // the class model_.functions[i] was made for ("Block" of "Block_2")
 };
 
 }  // namespace

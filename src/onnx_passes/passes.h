@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/model.h"
 #include "torch2onnx/options.h"
@@ -43,6 +44,11 @@ inline void replace_keeping_name(ir::Graph& g, ir::Value* from, ir::Value* to) {
   from->replace_all_uses_with(to);
 }
 
+// The graph outputs' names before the passes, and put back after them
+// (keep_output_names.cpp): a pass that replaces an output's value need not
+// keep its name.
+std::vector<std::string> output_names(const ir::Model& model);
+void restore_output_names(ir::Model& model, const std::vector<std::string>& names);
 // Nodes whose outputs nobody reads; initializers nobody reads.
 void eliminate_dead_code(ir::Model& model, const PassContext& ctx);
 // Records which PyTorch operators read each graph input (before folding).

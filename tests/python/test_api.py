@@ -356,3 +356,36 @@ def test_unknown_core_option_is_an_error():
     assert _C().export(module._c, (torch.randn(5, 4),), None, options)[0]
     with pytest.raises(ValueError, match="unknown export option 'opset_versoin'"):
         _C().export(module._c, (torch.randn(5, 4),), None, {**options, "opset_versoin": 18})
+
+
+class _Returns(nn.Module):
+    def __init__(self, fn, sub=None):
+        super().__init__()
+        self.fn, self.sub = fn, sub  # (the submodule fn calls, registered: its weights are parameters)
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+@pytest.mark.parametrize("dynamo", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not hasattr(torch, "export"), reason="this torch has no torch.export"))])
+@pytest.mark.parametrize("case", ["conv_bn", "constant", "two_constants", "input", "same_twice", "merged"])
+def test_output_names_survive_the_passes(case, dynamo):
+    """output_names name the outputs whatever the ONNX passes did to the values behind them (a model ending in
+    Conv -> BatchNorm lost its name to the fused Conv; a folded constant output lost it on the dynamo path)."""
+    conv_bn = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4)).eval()
+    fns = {"conv_bn": lambda x: (conv_bn(x), x.mean()),
+           "constant": lambda x: (torch.ones(3) * 2, x + 1),
+           "two_constants": lambda x: (torch.ones(3) * 2, torch.ones(3) * 2),
+           "input": lambda x: (x.t().t() if x.dim() == 2 else x, x * 2),
+           "same_twice": lambda x: (x + 1, x + 1),
+           "merged": lambda x: (x * 1, x.clone())}
+    x = torch.randn(1, 3, 6, 6) if case == "conv_bn" else torch.randn(3, 3)
+    model = _Returns(fns[case], conv_bn).eval()
+    buf = io.BytesIO()
+    torch2onnx.export(model, (x,), buf, input_names=["x"], output_names=["first", "second"], dynamo=dynamo)
+    proto = check_onnx(buf.getvalue())
+    assert [o.name for o in proto.graph.output] == ["first", "second"]
+    inputs = [x] if proto.graph.input else []
+    with torch.no_grad():
+        assert_matches(model(x), run_ort(buf.getvalue(), inputs))

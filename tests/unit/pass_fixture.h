@@ -1,7 +1,9 @@
 // What the ONNX-pass unit tests share: a model at an opset, the options and
-// pass context, int64 constants, one-output nodes of a given type, and counting the nodes of an operator.
+// pass context, int64 constants, initializers, one-output nodes of a given type, the PyTorch
+// operator new nodes come from, and counting the nodes of an operator.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,23 @@ struct PassFixture {
     c->set_type(scalar ? ir::ValueType::tensor(ir::DType::Int64, std::vector<int64_t>{})
                        : ir::ValueType::tensor(ir::DType::Int64, {static_cast<int64_t>(v.size())}));
     return c;
+  }
+  // An initializer `name` of `dt` holding `v` with `dims`.
+  ir::Value* weights(const std::string& name, const std::vector<double>& v, std::vector<int64_t> dims,
+                     ir::DType dt = ir::DType::Float) {
+    return g.add_initializer(name, ir::Tensor::from_doubles(dt, v, std::move(dims)));
+  }
+  // Nodes created from now on come from the PyTorch operator `kind` in module `module_path`
+  // (returned; an empty `kind`: from none).
+  std::shared_ptr<const ir::Origin> from(const std::string& kind, const std::string& module_path = "") {
+    std::shared_ptr<ir::Origin> origin;
+    if (!kind.empty()) {
+      origin = std::make_shared<ir::Origin>();
+      origin->torch_kind = kind;
+      origin->module_path = module_path;
+    }
+    g.set_current_origin(origin);
+    return origin;
   }
   // A node of `type` with one output of type `t`.
   ir::Value* op(const char* type, std::vector<ir::Value*> in, ir::ValueType t = {}, ir::Attributes attrs = {}) {
