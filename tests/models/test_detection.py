@@ -2,7 +2,7 @@
 random weights (nothing downloaded), exported with torch2onnx's Python API
 (torchvision's operators need its library loaded in this process) and
 compared with PyTorch in ONNX Runtime: boxes, scores and labels (and masks,
-keypoints) exactly as ordered, to 1e-4 * (1 + max |torch|), integers exactly.
+keypoints) exactly as ordered, to 1e-4 * (1 + |torch| + max |torch|) (a whole model: harness.compare(model=True)), integers exactly.
 
 Random weights give degenerate detectors (every score 1 / num_classes, or
 saturated at 1, so that sorting and NMS pick among ties). Every conv and

@@ -47,7 +47,7 @@ class Case:
     error_below: {opset: text} exports at these opsets must fail with `text`
         in the message (operators ONNX cannot express there).
     extra: more CLI flags.
-    atol_scale: the tolerance factor (1e-4 by default: 1e-4 * (1 + max|torch|)).
+    atol_scale: the tolerance factor (1e-4 by default: |ort - torch| <= 1e-4 * (1 + |torch|) per element).
     check: "values" (default) compares outputs; "shape" compares only shapes
         and dtypes (random operators).
     inputs: ONNX Runtime inputs (numpy), when they differ from the tensors of `args`.

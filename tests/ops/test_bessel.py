@@ -30,7 +30,7 @@ def case(name, fn, x, **kw):
 
 
 # (name, function, small range, large range): values of each case stay of one
-# magnitude, so the tolerance 1e-4 * (1 + max|torch|) means something.
+# magnitude, so the tolerance 1e-4 * (1 + |torch|) means something.
 FUNCS = [
     ("i0", torch.i0, (-3, 3), (8, 80)),
     ("special_i0", S.i0, (-8.5, 8.5), (-80, -8)),

@@ -31,7 +31,7 @@ N_SMALL = row(list(range(-1, 9)))
 N_ODD = torch.tensor([[0.0, 1.0, 2.7, 3.2, -0.5, nan, inf, 6.0]])
 
 # (name, function, its interval, points outside it): values of each case stay
-# of one magnitude, so the tolerance 1e-4 * (1 + max|torch|) means something.
+# of one magnitude, so the tolerance 1e-4 * (1 + |torch|) means something.
 FUNCS = [
     ("chebyshev_polynomial_t", S.chebyshev_polynomial_t, (-1, 1), [-1.6, -1.1, 1.02, 1.3]),
     ("chebyshev_polynomial_u", S.chebyshev_polynomial_u, (-1, 1), [-1.6, -1.1, 1.02, 1.3]),
