@@ -40,6 +40,7 @@ using OnnxPass = void (*)(ir::Model&, const onnx_passes::PassContext&);
 struct NamedPass {
   const char* name;
   OnnxPass run;
+  bool optimization = false;  // left out with ExportOptions::optimize false
 };
 
 // ONNX-side passes, in order.
@@ -48,22 +49,22 @@ const NamedPass kOnnxPasses[] = {
     {"note_input_readers", onnx_passes::note_input_readers},
     {"fold_constants", onnx_passes::fold_constants},
     {"fold_static_shapes", onnx_passes::fold_static_shapes},
-    {"fuse_conv_batchnorm", onnx_passes::fuse_conv_batchnorm},
-    {"infer_types_for_fusions", onnx_passes::infer_types_for_fusions},
-    {"fuse_rotary_embedding", onnx_passes::fuse_rotary_embedding},
-    {"fuse_interleaved_rotary", onnx_passes::fuse_interleaved_rotary},
-    {"fuse_rms_normalization", onnx_passes::fuse_rms_normalization},
-    {"fuse_attention_cache", onnx_passes::fuse_attention_cache},
-    {"fuse_swish", onnx_passes::fuse_swish},
+    {"fuse_conv_batchnorm", onnx_passes::fuse_conv_batchnorm, true},
+    {"infer_types_for_fusions", onnx_passes::infer_types_for_fusions, true},
+    {"fuse_rotary_embedding", onnx_passes::fuse_rotary_embedding, true},
+    {"fuse_interleaved_rotary", onnx_passes::fuse_interleaved_rotary, true},
+    {"fuse_rms_normalization", onnx_passes::fuse_rms_normalization, true},
+    {"fuse_attention_cache", onnx_passes::fuse_attention_cache, true},
+    {"fuse_swish", onnx_passes::fuse_swish, true},
     {"remove_identities", onnx_passes::remove_identities},
-    {"remove_neutral_arithmetic", onnx_passes::remove_neutral_arithmetic},
-    {"read_shapes_at_source", onnx_passes::read_shapes_at_source},
-    {"fuse_concats", onnx_passes::fuse_concats},
-    {"fuse_unsqueezes", onnx_passes::fuse_unsqueezes},
-    {"fuse_transposes", onnx_passes::fuse_transposes},
-    {"fuse_shape_slices", onnx_passes::fuse_shape_slices},
+    {"remove_neutral_arithmetic", onnx_passes::remove_neutral_arithmetic, true},
+    {"read_shapes_at_source", onnx_passes::read_shapes_at_source, true},
+    {"fuse_concats", onnx_passes::fuse_concats, true},
+    {"fuse_unsqueezes", onnx_passes::fuse_unsqueezes, true},
+    {"fuse_transposes", onnx_passes::fuse_transposes, true},
+    {"fuse_shape_slices", onnx_passes::fuse_shape_slices, true},
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
-    {"eliminate_common_subexpressions", onnx_passes::eliminate_common_subexpressions},
+    {"eliminate_common_subexpressions", onnx_passes::eliminate_common_subexpressions, true},
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},
     {"drop_unused_inputs", onnx_passes::drop_unused_inputs},
     {"constants_to_initializers", onnx_passes::constants_to_initializers},
@@ -276,6 +277,7 @@ void run_onnx_passes(ir::Model& model, const onnx_passes::PassContext& ctx, Stag
   const size_t n_passes = sizeof(kOnnxPasses) / sizeof(kOnnxPasses[0]);
   for (size_t i = 0; i < n_passes; ++i) {
     const NamedPass& pass = kOnnxPasses[i];
+    if (pass.optimization && !ctx.options.optimize) continue;
     if (ctx.options.progress) ctx.options.progress("optimizing", double(i) / double(n_passes));
     pass.run(model, ctx);
 #ifndef NDEBUG

@@ -37,6 +37,13 @@ struct ExportOptions {
   std::vector<std::string> output_names;
   OperatorExportType operator_export_type = OperatorExportType::Onnx;
   bool do_constant_folding = true;
+  // torch.onnx's optimize (dynamo=True): false leaves out the ONNX-side
+  // optimizations (operator fusions such as Conv+BatchNorm, Attention,
+  // RotaryEmbedding, RMSNormalization, Swish; common subexpressions; merged
+  // Concat/Unsqueeze/Transpose/shape reads; x*1 and x+0): only what an export
+  // needs runs (dead code, constant folding as do_constant_folding says,
+  // unused inputs, initializers, names, module functions).
+  bool optimize = true;
   // input/output name -> axes (in the order given).
   std::map<std::string, std::vector<DynamicAxis>> dynamic_axes;
   // A dynamic_axes key that names no input or output is an error (the CLI,

@@ -75,6 +75,7 @@ ExportOptions options_from(const py::dict& d) {
   if (has("operator_export_type"))
     o.operator_export_type = static_cast<OperatorExportType>(d["operator_export_type"].cast<int>());
   if (has("do_constant_folding")) o.do_constant_folding = d["do_constant_folding"].cast<bool>();
+  if (has("optimize")) o.optimize = d["optimize"].cast<bool>();
   if (has("keep_initializers_as_inputs")) o.keep_initializers_as_inputs = d["keep_initializers_as_inputs"].cast<bool>();
   if (has("custom_opsets")) o.custom_opsets = d["custom_opsets"].cast<std::map<std::string, int64_t>>();
   if (has("keep_doc_strings")) o.keep_doc_strings = d["keep_doc_strings"].cast<bool>();

@@ -38,7 +38,7 @@ def _C():
 
 def _options(opset_version, export_params, verbose, training, input_names, output_names, operator_export_type,
              do_constant_folding, dynamic_axes, keep_initializers_as_inputs, custom_opsets, external_data,
-             export_modules_as_functions, default_opset=DEFAULT_OPSET):
+             export_modules_as_functions, default_opset=DEFAULT_OPSET, optimize=True):
     operator_export_type = _modes._coerce(operator_export_type, OperatorExportTypes, "operator_export_type")
     if keep_initializers_as_inputs is None:
         keep_initializers_as_inputs = operator_export_type != OperatorExportTypes.ONNX
@@ -70,6 +70,7 @@ def _options(opset_version, export_params, verbose, training, input_names, outpu
         "output_names": names(output_names, "output_names"),
         "operator_export_type": int(operator_export_type),
         "do_constant_folding": bool(do_constant_folding),
+        "optimize": bool(optimize),
         "dynamic_axes": dynamic_axes,
         "keep_initializers_as_inputs": bool(keep_initializers_as_inputs),
         "custom_opsets": dict(custom_opsets or {}),
@@ -159,7 +160,8 @@ def export(model, args=(), f=None, *legacy, kwargs=None, export_params=True, ver
     effective = _modes._training_of(model, training)
     options = _options(opset_version, export_params, verbose, effective, input_names, output_names,
                        operator_export_type, do_constant_folding, dynamic_axes, keep_initializers_as_inputs,
-                       custom_opsets, external_data, export_modules_as_functions)
+                       custom_opsets, external_data, export_modules_as_functions,
+                       optimize=other.get("optimize", True))
     options["keep_doc_strings"] = keep_doc_strings
     options["inline_autograd"] = bool(autograd_inlining)
     table = other.get("custom_translation_table")
@@ -243,7 +245,9 @@ def _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, o
                    keep_initializers_as_inputs=None):
     """export(..., dynamo=True) or an ExportedProgram: see _dynamo.
 
-    Unlike torch.onnx 2.14 (which ignores them there), training,
+    optimize=False leaves out the ONNX-side optimizations (fusions, common
+    subexpressions, ...; ExportOptions::optimize), as torch.onnx's leaves out
+    its optimizer. Unlike torch.onnx 2.14 (which ignores them there), training,
     operator_export_type and do_constant_folding do on this path what they do
     with dynamo=False: the module is captured in the training mode asked for
     (an ExportedProgram's mode was fixed when it was captured: TRAINING is an
@@ -269,7 +273,7 @@ def _export_dynamo(model, args, f, kwargs, verbose, input_names, output_names, o
     options = _options(opset_version, export_params, verbose, effective, input_names, output_names,
                        operator_export_type, do_constant_folding, dynamic_axes,
                        bool(keep_initializers_as_inputs), custom_opsets, external_data, False,
-                       default_opset=_C().DEFAULT_PROGRAM_OPSET)
+                       default_opset=_C().DEFAULT_PROGRAM_OPSET, optimize=other.get("optimize", True))
     mode = contextlib.nullcontext() if program_given else _modes.select_model_mode_for_export(model, training)
     with mode, _translation.applied(other.get("custom_translation_table"), options["opset_version"]):
         return _dynamo.export(model, args, f, kwargs, options, other.get("dynamic_shapes"), verify,

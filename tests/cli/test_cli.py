@@ -709,6 +709,21 @@ def test_operator_export_types(small, tmp_path):
     assert run("export", pt, "--input", "8", "-o", out, "--operator-export-type", "caffe2").returncode == 2
 
 
+def test_no_optimize(small, tmp_path):
+    """--no-optimize leaves out the ONNX-side optimizations (here the Conv+BatchNorm fusion); the model still
+    matches PyTorch."""
+    d, m, x, expected = small
+    ops = {}
+    for flag in ([], ["--no-optimize"]):
+        out = str(tmp_path / f"o{len(flag)}.onnx")
+        proc = run("export", str(d / "small.pt"), "--args", str(d / "args.pt"), "-o", out, *flag)
+        assert proc.returncode == 0, proc.stderr
+        onnx.checker.check_model(onnx.load(out), full_check=True)
+        harness.compare([expected], harness.run_ort(out, [x.numpy()])[0])
+        ops[bool(flag)] = [op[1] for op in _ops(out)]
+    assert "BatchNormalization" not in ops[False] and "BatchNormalization" in ops[True]
+
+
 def test_example_args_file_that_is_not_a_saved_value(small, tmp_path):
     # LibTorch's pickle reader runs past the end of bytes that are not a
     # pickle (the fuzzer found it with --args pointing at an ONNX file).

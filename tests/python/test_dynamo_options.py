@@ -181,3 +181,37 @@ def test_aliases_convert_on_both_paths(dynamo, tmp_path):
     torch2onnx.export(Aliases(), (x,), buf, dynamo=dynamo, opset_version=17)
     check_onnx(buf.getvalue())
     assert_matches(Aliases()(x), run_ort(buf.getvalue(), [x]))
+
+
+class ConvNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-1, 1)
+            self.bn.running_var.uniform_(0.5, 2)
+
+    def forward(self, x):
+        y = self.bn(self.conv(x))
+        return y * torch.sigmoid(y), y + 0
+
+
+@pytest.mark.parametrize("dynamo", [False, True])
+def test_optimize_false_leaves_out_the_optimizations(dynamo):
+    """optimize=False (torch.onnx's keyword, dynamo=True; honoured on both paths): no Conv+BatchNorm fusion, no
+    Swish at 24, no removal of x + 0; the graph still matches PyTorch."""
+    x = torch.randn(1, 3, 8, 8)
+    m = ConvNorm().eval()
+    graphs = {}
+    for optimize in (True, False):
+        buf = io.BytesIO()
+        torch2onnx.export(m, (x,), buf, dynamo=dynamo, opset_version=24, optimize=optimize,
+                          output_names=["a", "b"])
+        check_onnx(buf.getvalue())
+        assert_matches(m(x), run_ort(buf.getvalue(), [x]))
+        graphs[optimize] = [t for _, t, _ in _nodes(buf.getvalue())]
+        assert [o.name for o in onnx.load_from_string(buf.getvalue()).graph.output] == ["a", "b"]
+    assert "BatchNormalization" not in graphs[True] and "Swish" in graphs[True]
+    assert "BatchNormalization" in graphs[False] and "Swish" not in graphs[False]
+    assert len(graphs[False]) > len(graphs[True])

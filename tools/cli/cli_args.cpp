@@ -200,6 +200,7 @@ Options (as torch.onnx.export):
   --no-export-params          weights become graph inputs (state_dict order)
   --keep-initializers-as-inputs  also list weights as graph inputs
   --no-constant-folding       do not fold constant subgraphs
+  --no-optimize               no ONNX-side optimizations (fusions, common subexpressions, ...)
   --training MODE             eval (default), preserve or train
   --operator-export-type T    onnx (default); onnx_aten: every aten op as an ATen node
                               (domain org.pytorch.aten); onnx_aten_fallback: ATen nodes
@@ -293,6 +294,7 @@ Command parse(const std::vector<std::string>& argv) {
     else if (flag == "--no-export-params") c.options.export_params = false;
     else if (flag == "--keep-initializers-as-inputs") c.options.keep_initializers_as_inputs = true;
     else if (flag == "--no-constant-folding") c.options.do_constant_folding = false;
+    else if (flag == "--no-optimize") c.options.optimize = false;
     else if (flag == "--verbose" || flag == "-v") c.options.verbose = true;
     else if (flag == "--keep-doc-strings") c.options.keep_doc_strings = true;
     else if (flag == "--external-data") c.options.external_data = true;
