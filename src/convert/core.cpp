@@ -101,7 +101,8 @@ const std::map<std::string, std::string>& operator_aliases() {
       {"aten::concatenate", "aten::cat"},    {"aten::ger", "aten::outer"},
       {"aten::row_stack", "aten::vstack"},   {"aten::_unsafe_view", "aten::view"},
       {"aten::inverse", "aten::linalg_inv"}, {"aten::matrix_power", "aten::linalg_matrix_power"},
-      {"aten::matrix_exp", "aten::linalg_matrix_exp"},
+      {"aten::matrix_exp", "aten::linalg_matrix_exp"}, {"aten::det", "aten::linalg_det"},
+      {"aten::adjoint", "aten::mH"},
       // torch.special
       {"aten::special_expit", "aten::sigmoid"},   {"aten::special_xlogy", "aten::xlogy"},
       {"aten::special_sinc", "aten::sinc"},       {"aten::special_logit", "aten::logit"},

@@ -324,8 +324,10 @@ Value* put_one_hot(SymbolicContext& ctx, Indices& ix, PutPlan& p, Value* x, bool
 bool put_masked_scalar(SymbolicContext& ctx, Indices& ix, Value* x, int64_t rank) {
   if (!ix.single_mask) return false;
   const auto& vs = ctx.sizes(2);
-  for (int64_t s : vs)
-    if (s != 1) return false;
+  // (one value for every input the export accepts: a size the example has at 1 may vary, as
+  // x[x > 0] * 2 does in a .pt2 program, whose data-dependent size has no example)
+  for (size_t d = 0; d < vs.size(); ++d)
+    if (ctx.known_static_dim(2, static_cast<int64_t>(d)).value_or(0) != 1) return false;
   Value* mask = ix.mask;
   const int64_t trailing = rank - ix.mask_pos - ix.mask_rank;
   if (trailing > 0) {

@@ -111,6 +111,21 @@ void ceil_to_pads(const PoolInput& in, PoolGeometry& g) {
   }
 }
 
+// Whether ONNX's ceil_mode would count a window PyTorch drops (one that
+// starts in the end padding: ONNX's shape inference counts it, PyTorch and
+// ONNX Runtime do not), with every spatial size static: then the windows are
+// made by end padding instead (ceil_to_pads), so the shapes agree.
+bool ceil_drops_window(SymbolicContext& ctx, const PoolInput& in, const PoolGeometry& g) {
+  const size_t nd = in.nd;
+  bool drops = false;
+  for (size_t i = 0; i < nd; ++i) {
+    if (!ctx.known_static_dim(0, -static_cast<int64_t>(nd - i))) return false;
+    const int64_t num = in.spatial[i] + g.pads[i] + g.pads[i + nd] - g.dilation[i] * (g.kernel[i] - 1) - 1;
+    drops = drops || (num + g.stride[i] - 1) / g.stride[i] + 1 != g.out[i];
+  }
+  return drops;
+}
+
 // ceil_attr: use the ceil_mode attribute (opset 10+; opset 9 pads instead).
 ir::Attributes pool_attrs(const PoolGeometry& g, bool ceil_attr, bool with_dilations) {
   ir::Attributes a{{"kernel_shape", g.kernel}, {"pads", g.pads}, {"strides", g.stride}};
@@ -146,22 +161,22 @@ ir::Value* plane_indices(SymbolicContext& ctx, ir::Value* x, ir::Value* onnx_ind
 // aten::max_pool{1,2,3}d_with_indices(...) -> (values, indices within each plane)
 //
 // opset10: MaxPool has the ceil_mode and dilations attributes (from opset 10);
-// opset 9 emulates ceil_mode with extra end padding and has no dilation.
+// opset 9 (and, with static sizes, any opset where ONNX would count a window PyTorch drops) emulates ceil_mode
+// with extra end padding; opset 9 has no dilation.
 void max_pool(SymbolicContext& ctx, bool opset10) {
   const PoolInput in = pool_input(ctx, spatial_dims(ctx));
   const size_t nd = in.nd;
   const bool ceil_mode = ctx.b(5);
   PoolGeometry g = geometry(ctx, in, 1, 2, 3, 4, ceil_mode);
-  if (!opset10) {
-    if (!all_ones(g.dilation)) ctx.fail("max pooling with dilation needs opset 10 or later");
-    if (ceil_mode) {
-      require_static_spatial(ctx, in);
-      ceil_to_pads(in, g);
-    }
+  if (!opset10 && !all_ones(g.dilation)) ctx.fail("max pooling with dilation needs opset 10 or later");
+  const bool emulate_ceil = ceil_mode && (!opset10 || ceil_drops_window(ctx, in, g));
+  if (emulate_ceil) {
+    require_static_spatial(ctx, in);
+    ceil_to_pads(in, g);
   }
   ir::Value* x = batched(ctx, in, ctx.in(0));
   const bool dil = opset10 && !all_ones(g.dilation);
-  const bool ceil_attr = opset10 && ceil_mode;
+  const bool ceil_attr = ceil_mode && !emulate_ceil;
   if (ctx.num_outputs() == 1) {
     ctx.out(unbatched(ctx, in, ctx.op("MaxPool", {x}, pool_attrs(g, ceil_attr, dil))));
     return;
@@ -187,7 +202,7 @@ std::vector<int64_t> padded_window_sizes(int64_t L, int64_t k, int64_t pad, int6
 //
 // ONNX AveragePool divides by the number of input elements (count_include_pad=0)
 // or by the window clipped to the padded input (count_include_pad=1), as
-// PyTorch does; opset 9 emulates ceil_mode with extra end padding, which
+// PyTorch does; opset 9 (and ceil_drops_window) emulates ceil_mode with extra end padding, which
 // count_include_pad=1 would count. Where ONNX's divisor differs from PyTorch's
 // (that padding, divisor_override), the average is rescaled by a constant
 // computed from the static input size.
@@ -200,7 +215,7 @@ void avg_pool(SymbolicContext& ctx, bool opset10) {
   std::optional<int64_t> divisor = ctx.num_args() > 6 ? ctx.opt_i(6) : std::nullopt;
   const int64_t divisor_value = divisor.value_or(0);
   if (divisor && divisor_value == 0) ctx.fail("divisor_override must not be zero");
-  const bool emulate_ceil = !opset10 && ceil_mode;
+  const bool emulate_ceil = ceil_mode && (!opset10 || ceil_drops_window(ctx, in, g));
 
   // PyTorch's count_include_pad divisors per axis.
   std::vector<std::vector<int64_t>> torch_div(nd);
@@ -216,7 +231,7 @@ void avg_pool(SymbolicContext& ctx, bool opset10) {
 
   ir::Value* x = batched(ctx, in, ctx.in(0));
   const bool onnx_cip = count_include_pad || divisor;
-  ir::Attributes attrs = pool_attrs(g, opset10 && ceil_mode, false);
+  ir::Attributes attrs = pool_attrs(g, ceil_mode && !emulate_ceil, false);
   attrs.emplace_back("count_include_pad", int64_t{onnx_cip ? 1 : 0});
   ir::Value* y = ctx.op("AveragePool", {x}, std::move(attrs));
 

@@ -61,7 +61,7 @@ ProgramRunner::ProgramRunner(const std::string& pt2_path) : p_(read_program(pt2_
   const auto zip = frontend::ZipFile::open(p_.archive_path);  // (its directory read once for every weight)
   if (!zip) throw Error(Error::Kind::Load, "cannot open '" + p_.archive_path + "'");
   for (const InputSpec& s : p_.input_specs) {
-    if (s.kind == InputSpec::Kind::UserInput) continue;
+    if (s.kind == InputSpec::Kind::UserInput || s.kind == InputSpec::Kind::ConstantValue) continue;
     if (s.kind != InputSpec::Kind::Parameter && s.kind != InputSpec::Kind::Buffer && s.kind != InputSpec::Kind::Constant)
       throw Error(Error::Kind::Check, "input '" + s.arg + "' is a custom object or token, which the runner does not run");
     const StoredTensor* t = nullptr;
@@ -185,6 +185,16 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
   std::vector<c10::IValue> outs;
   for (const OutputSpec& s : p_.output_specs) {
     if (s.kind != OutputSpec::Kind::UserOutput) continue;
+    if (s.arg.empty()) {  // a constant number (as the converter makes it: a 0-d tensor; None left out)
+      if (s.value.kind == "as_none") continue;
+      if (s.value.kind == "as_float" && s.value.floats.size() == 1)
+        outs.emplace_back(at::scalar_tensor(s.value.floats[0], at::kDouble));
+      else if ((s.value.kind == "as_int" || s.value.kind == "as_bool") && s.value.ints.size() == 1)
+        outs.emplace_back(at::scalar_tensor(s.value.ints[0], s.value.kind == "as_bool" ? at::kBool : at::kLong));
+      else
+        throw Error(Error::Kind::Check, "running the program: an output is a constant of kind " + s.value.kind);
+      continue;
+    }
     auto it = env.find(s.arg);
     if (it == env.end()) throw Error(Error::Kind::Check, "running the program: output '" + s.arg + "' is not computed");
     outs.push_back(it->second);

@@ -252,6 +252,35 @@ def test_operator_export_types_and_training(tmp_path):
     assert not (tmp_path / "t.onnx").exists()
 
 
+class Specialized(nn.Module):
+    """Number arguments torch.export specializes (constant_input specs, no graph input), numbers returned as
+    outputs (constant user outputs), a value read with item() (a SymFloat), and a mask whose selection has a
+    data-dependent size (index_put with values of that size)."""
+
+    def forward(self, x, n: int, f: float, flag: bool):
+        y = x * n + f if flag else x
+        z = y.clone()
+        z[z > 0] = z[z > 0] * 2
+        return z + x.max().item(), len([x, y]), 0.5
+
+
+def test_specialized_numbers_constant_outputs_and_item(tmp_path):
+    path = save_program(Specialized(), (torch.randn(3, 4), 3, 0.5, True), tmp_path / "s.pt2")
+    out = tmp_path / "s.onnx"
+    r = run("export", path, "-o", str(out), "--verify")
+    assert r.returncode == 0, r.stderr
+    import onnx
+
+    proto = onnx.load(str(out))
+    onnx.checker.check_model(proto, full_check=True)
+    assert [i.name for i in proto.graph.input] == ["x"]  # the specialized numbers are no inputs
+    assert len(proto.graph.output) == 3
+    x = torch.randn(3, 4)
+    expected = Specialized()(x, 3, 0.5, True)
+    got = harness.run_ort(str(out), [x.numpy()])[0]
+    harness.compare([expected[0], torch.tensor(2), torch.tensor(0.5, dtype=torch.float64)], got)
+
+
 class ViewChains(nn.Module):
     """Writes through views of views (slice, select, transpose, permute,
     view), into a tensor that has views, and reads of views made before."""

@@ -24,6 +24,7 @@ TEST(Registry, PicksHighestDeclarationNotAboveTarget) {
   EXPECT_EQ(r.resolved_since("aten::foo", 17), 13);
   ir::Graph g;
   SymbolicContext ctx("aten::foo", {}, {}, &g, 12);
+  called = 0;  // (no test's leftover)
   (*r.find("aten::foo", 12))(ctx);
   EXPECT_EQ(called, 11);
 }
@@ -45,6 +46,7 @@ TEST(Registry, AddReplacesAndRemoveRestoresLowerDeclaration) {
   r.add("aten::foo", 13, v11);  // replaces the opset-13 declaration
   ir::Graph g;
   SymbolicContext ctx("aten::foo", {}, {}, &g, 17);
+  called = 0;
   (*r.find("aten::foo", 17))(ctx);
   EXPECT_EQ(called, 11);
   EXPECT_TRUE(r.remove("aten::foo", 13));

@@ -209,6 +209,12 @@ OutputInfo ProgramConverter::output_info(const Argument& out, const Node& n) con
   } else if (out.kind == "as_sym_int") {
     o.kind = Arg::Kind::Int;
     o.dtype = ir::DType::Int64;
+  } else if (out.kind == "as_sym_float") {  // (item() of a float tensor: a Python float)
+    o.kind = Arg::Kind::Float;
+    o.dtype = ir::DType::Double;
+  } else if (out.kind == "as_sym_bool") {
+    o.kind = Arg::Kind::Bool;
+    o.dtype = ir::DType::Bool;
   } else if (out.kind == "as_none") {
     o.kind = Arg::Kind::None;
   } else {

@@ -153,6 +153,8 @@ void ProgramConverter::make_inputs() {
       case InputSpec::Kind::Constant:
         scope_->tensors[s.arg] = graph_->add_initializer(s.target, stored_tensor(s.target));
         break;
+      case InputSpec::Kind::ConstantValue:  // (specialized: the program's nodes hold the value itself)
+        break;
       default:
         fail(nullptr, "input '" + s.arg + "' is a " +
                           (s.kind == InputSpec::Kind::CustomObject ? "custom object" : "token") +
@@ -225,8 +227,18 @@ void ProgramConverter::set_outputs(const Node& n, const std::vector<OutputSlot>&
                      std::to_string(o.names.size()));
       for (size_t e = 0; e < o.names.size(); ++e)
         if (!o.names[e].empty()) set_tensor(o.names[e], r.elements[e], n);
-    } else if (o.kind == "as_sym_int" && !o.names.empty()) {
-      scope_->syms[o.names[0]] = Sym{r.value, std::nullopt, ir::DType::Int64};
+    } else if ((o.kind == "as_sym_int" || o.kind == "as_sym_float" || o.kind == "as_sym_bool") && !o.names.empty()) {
+      // a number computed at run time (a 0-d value of the number's dtype: int64, double, bool)
+      const ir::DType dt = o.kind == "as_sym_int" ? ir::DType::Int64 : o.kind == "as_sym_float" ? ir::DType::Double
+                                                                                             : ir::DType::Bool;
+      ir::Value* v = r.value;
+      if (v->dtype() != dt) {
+        v = graph_->create_node("Cast", {v}, 1, {{"to", static_cast<int64_t>(dt)}})->output(0);  // (DType: ONNX's codes)
+        ir::ValueType t = r.value->type();
+        t.dtype = dt;
+        v->set_type(t);
+      }
+      scope_->syms[o.names[0]] = Sym{v, std::nullopt, dt};
     } else {
       fail(&n, "its output is of a kind (" + o.kind + ") the .pt2 frontend does not convert yet");
     }
@@ -239,6 +251,21 @@ void ProgramConverter::make_outputs() {
   std::vector<GraphInterface::Output> outputs;
   for (const OutputSpec& s : p_.output_specs) {
     if (s.kind != OutputSpec::Kind::UserOutput) continue;
+    if (s.arg.empty()) {  // a number the program computed at export time: a 0-d constant, as TorchScript's
+      if (s.value.kind == "as_none") continue;  // (None outputs are left out, as torch.onnx leaves them)
+      ir::Tensor t;
+      if ((s.value.kind == "as_int" || s.value.kind == "as_bool") && s.value.ints.size() == 1)
+        t = ir::Tensor::scalar_int(s.value.kind == "as_bool" ? ir::DType::Bool : ir::DType::Int64, s.value.ints[0]);
+      else if (s.value.kind == "as_float" && s.value.floats.size() == 1)
+        t = ir::Tensor::from_doubles(ir::DType::Double, {s.value.floats[0]}, {});  // (a Python float)
+      else
+        fail(nullptr, "an output is a constant of a kind (" + s.value.kind + ") the .pt2 frontend does not convert yet");
+      const ir::DType dt = t.dtype();
+      ir::Value* c = graph_->create_node("Constant", {}, 1, {{"value", std::move(t)}})->output(0);
+      c->set_type(ir::ValueType::tensor(dt, std::vector<int64_t>{}));
+      outputs.push_back({c, 0, ir::DType::Undefined});
+      continue;
+    }
     ir::Value* v = nullptr;
     refresh(s.arg);
     if (auto t = scope_->tensors.find(s.arg); t != scope_->tensors.end()) v = t->second;

@@ -73,17 +73,21 @@ struct Graph {
 
 // What each graph input and output is (the graph signature).
 struct InputSpec {
-  enum class Kind { UserInput, Parameter, Buffer, Constant, CustomObject, Token, Other };
+  // ConstantValue: a user input torch.export specialized to its example
+  // value (an int, float, bool, str or None argument): no graph input.
+  enum class Kind { UserInput, Parameter, Buffer, Constant, ConstantValue, CustomObject, Token, Other };
   Kind kind = Kind::Other;
   std::string arg;     // the placeholder's name
   std::string target;  // parameter / buffer / constant name in the state dict
   bool persistent = true;
+  Argument value;      // a ConstantValue's value (as_int, as_float, as_bool, as_string, as_none)
 };
 struct OutputSpec {
   enum class Kind { UserOutput, BufferMutation, UserInputMutation, LossOutput, Token, Other };
   Kind kind = Kind::Other;
-  std::string arg;
+  std::string arg;     // the output's name ("" for a constant: value)
   std::string target;
+  Argument value;      // the output as the program has it (as_int 4 for a constant len(list))
 };
 
 // A stored weight or constant: its bytes in the archive.

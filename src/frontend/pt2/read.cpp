@@ -244,6 +244,13 @@ struct Reader {
     for (const json& spec : array(at(j, "input_specs"), "input_specs")) {
       auto [k, v] = tag(spec, "input_specs");
       InputSpec s;
+      if (k == "constant_input") {  // {"name": ..., "value": {"as_int": 3}}: no "arg"
+        s.kind = InputSpec::Kind::ConstantValue;
+        s.arg = string(at(*v, "name"), "name");
+        s.value = argument(at(*v, "value"), 0);
+        p.input_specs.push_back(std::move(s));
+        continue;
+      }
       s.arg = arg_name(at(*v, "arg"));
       if (k == "user_input") {
         s.kind = InputSpec::Kind::UserInput;
@@ -254,7 +261,7 @@ struct Reader {
         s.kind = InputSpec::Kind::Buffer;
         s.target = string(at(*v, "buffer_name"), "buffer_name");
         if (const json* ps = find(*v, "persistent")) s.persistent = integer(*ps, "persistent") != 0;
-      } else if (k == "tensor_constant" || k == "constant_input") {
+      } else if (k == "tensor_constant") {
         s.kind = InputSpec::Kind::Constant;
         if (const json* t = find(*v, "tensor_constant_name")) s.target = string(*t, "tensor_constant_name");
         else if (const json* t2 = find(*v, "name")) s.target = string(*t2, "name");
@@ -270,6 +277,7 @@ struct Reader {
       auto [k, v] = tag(spec, "output_specs");
       OutputSpec s;
       s.arg = arg_name(at(*v, "arg"));
+      if (s.arg.empty()) s.value = argument(at(*v, "arg"), 0);
       if (k == "user_output") s.kind = OutputSpec::Kind::UserOutput;
       else if (k == "buffer_mutation") s.kind = OutputSpec::Kind::BufferMutation;
       else if (k == "user_input_mutation") s.kind = OutputSpec::Kind::UserInputMutation;
