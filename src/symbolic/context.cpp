@@ -59,6 +59,13 @@ SymbolicContext::SymbolicContext(std::string kind, std::vector<Arg> args, std::v
       opset_(opset),
       materializer_(materializer) {}
 
+namespace {
+// Why an argument may be computed at run time, for a refusal's message.
+std::string run_time_why(bool dynamic_export) {
+  return dynamic_export ? " (from a dynamic dim's size, or from tensor data)" : "";
+}
+}  // namespace
+
 void SymbolicContext::fail(const std::string& message) const { throw SymbolicError(kind_ + ": " + message); }
 
 const Arg& SymbolicContext::arg(size_t i) const {
@@ -72,7 +79,8 @@ const Arg& SymbolicContext::checked(size_t idx, const char* what) const {
   std::string label = "argument " + std::to_string(idx) + (a.name.empty() ? "" : " (" + a.name + ")");
   if (a.kind == Arg::Kind::None) fail(label + " must be " + what + ", got None");
   if (!a.constant)
-    fail(label + " must be " + what + " known at export time, but it is computed at run time");
+    fail(label + " must be " + what + " known at export time, but it is computed at run time" +
+         run_time_why(dynamic_export_));
   return a;
 }
 
@@ -221,12 +229,13 @@ std::vector<int64_t> SymbolicContext::is(size_t idx) const {
       if (!e.constant || (e.kind != Arg::Kind::Int && e.kind != Arg::Kind::Bool))
         fail("argument " + std::to_string(idx) + (a.name.empty() ? "" : " (" + a.name + ")") +
              " must be a list of ints known at export time; element " + std::to_string(k) +
-             " is computed at run time");
+             " is computed at run time" + run_time_why(dynamic_export_));
       out.push_back(e.kind == Arg::Kind::Bool ? e.b : e.i);
     }
     if (a.elements.empty() && a.value)
       fail("argument " + std::to_string(idx) + (a.name.empty() ? "" : " (" + a.name + ")") +
-           " must be a list of ints known at export time, but it is computed at run time");
+           " must be a list of ints known at export time, but it is computed at run time" +
+               run_time_why(dynamic_export_));
     return out;
   }
   if (a.kind == Arg::Kind::Tensor && a.constant && a.tensor && a.tensor->rank() <= 1) return a.tensor->to_int64s();

@@ -287,7 +287,10 @@ void adaptive_pool(SymbolicContext& ctx, bool is_max) {
       out_size.push_back(in.spatial[i]);
       continue;
     }
-    if (!e.constant || e.kind != Arg::Kind::Int) ctx.fail("output_size must be known at export time");
+    if (!e.constant || e.kind != Arg::Kind::Int)
+      ctx.fail("output_size must be known at export time" +
+               (e.constant ? std::string() : ", but it is computed at run time (from a dynamic dim's size, or from "
+                                             "tensor data)"));
     if (e.i <= 0) ctx.fail("output_size must be positive");
     out_size.push_back(e.i);
   }

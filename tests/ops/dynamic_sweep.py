@@ -360,7 +360,7 @@ def main(argv):
                 counts[verdict] = counts.get(verdict, 0) + 1
                 if verdict in ("BAD", "error") or os.environ.get("SWEEP_VERBOSE"):
                     print(f"{fam}:{name}: {verdict}: {detail}", flush=True)
-                bad += verdict == "BAD"
+                bad += verdict in ("BAD", "error")
     print("summary:", ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 1 if bad else 0
 

@@ -39,3 +39,6 @@ def test_dynamic_sweep(mode, sizes, family, tmp_path, monkeypatch):
     verdicts = dynamic_sweep.sweep(family, str(tmp_path))
     bad = [f"{name}: {detail}" for name, verdict, detail in verdicts if verdict == "BAD"]
     assert not bad, f"{len(bad)} silently wrong at other sizes ({mode} dims dynamic, sizes {sizes}):\n" + "\n".join(bad)
+    # (a refusal must say why the dynamic dims matter: an export error that does not is a failure too)
+    errors = [f"{name}: {detail}" for name, verdict, detail in verdicts if verdict == "error"]
+    assert not errors, f"{len(errors)} refused without naming the dynamic dims:\n" + "\n".join(errors)
