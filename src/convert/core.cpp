@@ -10,8 +10,6 @@
 namespace torch2onnx::convert {
 namespace {
 
-bool is_complex(ir::DType t) { return t == ir::DType::Complex64 || t == ir::DType::Complex128; }
-
 // operator_export_type's conversion of `call`, when it is not the symbolic:
 // ONNX_ATEN keeps every aten operator whose outputs are tensors as an ATen
 // node (one ONNX node cannot return a list: those convert where they can),
@@ -29,11 +27,7 @@ SymbolicFn fallback_for(const Call& call, const Registry& registry, const Export
   }
   for (const Arg& a : call.args) complex = complex || (a.kind == Arg::Kind::Tensor && is_complex(a.dtype));
   const std::string& kind = call.kind;
-  if (complex && has_symbolic) {
-    const int opset = options.opset_version;
-    has_symbolic = registry.find_complex(kind, opset) != nullptr ||
-                   (is_in_place(kind) && registry.find_complex(kind.substr(0, kind.size() - 1), opset) != nullptr);
-  }
+  if (complex && has_symbolic) has_symbolic = has_complex_declaration(registry, kind, options.opset_version);
   const bool aten = kind.rfind("aten::", 0) == 0;
   if (aten && ((mode == OperatorExportType::OnnxAten && (tensor_outputs || !has_symbolic)) ||
                (mode == OperatorExportType::OnnxAtenFallback && !has_symbolic)))
@@ -72,7 +66,8 @@ std::vector<OutputSlot> convert_call(Call call, const Registry& registry, const 
       continue;
     }
     if (quantized) r.value = quantized->result(i, r.value);
-    if (i < ctx.num_outputs()) check_dtype(call.kind, call.where, r.value, quantized ? quantized->original(i) : ctx.out_info(i));
+    if (i < ctx.num_outputs())
+      check_dtype(call.kind, call.where, r.value, quantized ? quantized->original(i) : ctx.out_info(i));
   }
   return results;
 }

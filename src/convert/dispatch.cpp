@@ -12,9 +12,9 @@ bool is_in_place(const std::string& kind) {
   return kind.size() > 1 && kind.back() == '_' && kind[kind.size() - 2] != '_';
 }
 
-namespace {
-
 bool is_complex(ir::DType t) { return t == ir::DType::Complex64 || t == ir::DType::Complex128; }
+
+namespace {
 
 bool holds_complex(const Arg& a) {
   if (a.kind == Arg::Kind::Tensor) return is_complex(a.dtype);
@@ -72,6 +72,10 @@ const SymbolicFn* resolve(const Registry& registry, const std::string& kind, int
     });
   }
   return slot.get();
+}
+
+bool has_complex_declaration(const Registry& registry, const std::string& kind, int opset) {
+  return find_either(kind, [&](const std::string& k) { return registry.find_complex(k, opset); }) != nullptr;
 }
 
 std::optional<int> first_opset(const Registry& registry, const std::string& kind) {

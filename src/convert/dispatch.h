@@ -21,6 +21,11 @@ const SymbolicFn* resolve(const Registry& registry, const std::string& kind, int
 // Whether `kind` is an in-place operator ("aten::relu_", not "aten::__and__").
 bool is_in_place(const std::string& kind);
 
+bool is_complex(ir::DType t);
+// Whether `kind` (or, in place, its out-of-place form) has a complex
+// declaration at `opset` (Registry::add_complex).
+bool has_complex_declaration(const Registry& registry, const std::string& kind, int opset);
+
 // The lowest opset with a symbolic for `kind` (in-place ops as above).
 std::optional<int> first_opset(const Registry& registry, const std::string& kind);
 

@@ -68,11 +68,17 @@ struct PoolGeometry {
   std::vector<int64_t> out;  // PyTorch's output sizes
 };
 
-// PyTorch's pooling output size (pooling_output_shape): with ceil_mode a last
-// window that would start in the end padding is dropped.
+// ONNX's pooling output size (its shape inference): the window count, rounded
+// up with ceil_mode.
+int64_t onnx_pooled_size(int64_t L, int64_t k, int64_t pads, int64_t stride, int64_t dil, bool ceil_mode) {
+  const int64_t num = L + pads - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  return (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+}
+
+// PyTorch's pooling output size (pooling_output_shape): ONNX's, but with
+// ceil_mode a last window that would start in the end padding is dropped.
 int64_t pooled_size(int64_t L, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
-  const int64_t num = L + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  int64_t out = onnx_pooled_size(L, k, 2 * pad, stride, dil, ceil_mode);
   if (ceil_mode && (out - 1) * stride >= L + pad) --out;
   return out;
 }
@@ -120,8 +126,8 @@ bool ceil_drops_window(SymbolicContext& ctx, const PoolInput& in, const PoolGeom
   bool drops = false;
   for (size_t i = 0; i < nd; ++i) {
     if (!ctx.known_static_dim(0, -static_cast<int64_t>(nd - i))) return false;
-    const int64_t num = in.spatial[i] + g.pads[i] + g.pads[i + nd] - g.dilation[i] * (g.kernel[i] - 1) - 1;
-    drops = drops || (num + g.stride[i] - 1) / g.stride[i] + 1 != g.out[i];
+    drops = drops || onnx_pooled_size(in.spatial[i], g.kernel[i], g.pads[i] + g.pads[i + nd], g.stride[i],
+                                      g.dilation[i], true) != g.out[i];
   }
   return drops;
 }

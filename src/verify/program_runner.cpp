@@ -187,12 +187,11 @@ std::vector<c10::IValue> ProgramRunner::run(const std::vector<c10::IValue>& inpu
     if (s.kind != OutputSpec::Kind::UserOutput) continue;
     if (s.arg.empty()) {  // a constant number (as the converter makes it: a 0-d tensor; None left out)
       if (s.value.kind == "as_none") continue;
-      if (s.value.kind == "as_float" && s.value.floats.size() == 1)
-        outs.emplace_back(at::scalar_tensor(s.value.floats[0], at::kDouble));
-      else if ((s.value.kind == "as_int" || s.value.kind == "as_bool") && s.value.ints.size() == 1)
-        outs.emplace_back(at::scalar_tensor(s.value.ints[0], s.value.kind == "as_bool" ? at::kBool : at::kLong));
-      else
+      const auto number = constant_number(s.value);
+      if (!number)
         throw Error(Error::Kind::Check, "running the program: an output is a constant of kind " + s.value.kind);
+      if (number->dtype == ir::DType::Double) outs.emplace_back(at::scalar_tensor(number->f, at::kDouble));
+      else outs.emplace_back(at::scalar_tensor(number->i, number->dtype == ir::DType::Bool ? at::kBool : at::kLong));
       continue;
     }
     auto it = env.find(s.arg);

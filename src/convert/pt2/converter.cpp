@@ -253,14 +253,12 @@ void ProgramConverter::make_outputs() {
     if (s.kind != OutputSpec::Kind::UserOutput) continue;
     if (s.arg.empty()) {  // a number the program computed at export time: a 0-d constant, as TorchScript's
       if (s.value.kind == "as_none") continue;  // (None outputs are left out, as torch.onnx leaves them)
-      ir::Tensor t;
-      if ((s.value.kind == "as_int" || s.value.kind == "as_bool") && s.value.ints.size() == 1)
-        t = ir::Tensor::scalar_int(s.value.kind == "as_bool" ? ir::DType::Bool : ir::DType::Int64, s.value.ints[0]);
-      else if (s.value.kind == "as_float" && s.value.floats.size() == 1)
-        t = ir::Tensor::from_doubles(ir::DType::Double, {s.value.floats[0]}, {});  // (a Python float)
-      else
+      const auto number = constant_number(s.value);
+      if (!number)
         fail(nullptr, "an output is a constant of a kind (" + s.value.kind + ") the .pt2 frontend does not convert yet");
-      const ir::DType dt = t.dtype();
+      const ir::DType dt = number->dtype;
+      ir::Tensor t = dt == ir::DType::Double ? ir::Tensor::from_doubles(dt, {number->f}, {})
+                                             : ir::Tensor::scalar_int(dt, number->i);
       ir::Value* c = graph_->create_node("Constant", {}, 1, {{"value", std::move(t)}})->output(0);
       c->set_type(ir::ValueType::tensor(dt, std::vector<int64_t>{}));
       outputs.push_back({c, 0, ir::DType::Undefined});

@@ -90,6 +90,21 @@ struct OutputSpec {
   Argument value;      // the output as the program has it (as_int 4 for a constant len(list))
 };
 
+// A number a program returns as a constant output, as the exported model and
+// the program runner both give it: a 0-d tensor of int64 (as_int), bool
+// (as_bool) or double (as_float: a Python float). nullopt for other kinds.
+struct ConstantNumber {
+  ir::DType dtype = ir::DType::Undefined;
+  int64_t i = 0;  // as_int, as_bool
+  double f = 0;   // as_float
+};
+inline std::optional<ConstantNumber> constant_number(const Argument& a) {
+  if ((a.kind == "as_int" || a.kind == "as_bool") && a.ints.size() == 1)
+    return ConstantNumber{a.kind == "as_bool" ? ir::DType::Bool : ir::DType::Int64, a.ints[0], 0};
+  if (a.kind == "as_float" && a.floats.size() == 1) return ConstantNumber{ir::DType::Double, 0, a.floats[0]};
+  return std::nullopt;
+}
+
 // A stored weight or constant: its bytes in the archive.
 struct StoredTensor {
   std::string entry;  // zip entry name
