@@ -19,7 +19,6 @@
 // is proved to be the cache's own (a constant, or a Shape element of a value
 // whose dim is the same static size, the same value's dim, or the same named
 // dynamic dim).
-#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -28,222 +27,17 @@
 
 #include "onnx_passes/match.h"
 #include "onnx_passes/passes.h"
+#include "onnx_passes/sizes.h"
 
 namespace torch2onnx::onnx_passes {
 namespace {
 
 using match::const_ints;
 using match::producer_of;
-
-// A size as a sum: a constant plus atoms, each a named dynamic dim ("p:"
-// name) or a dim nothing more is known of ("v:" value, axis). Two sizes with
-// the same constant and atoms are equal whatever the inputs.
-struct Size {
-  int64_t constant = 0;
-  std::vector<std::string> atoms;  // sorted
-  bool operator==(const Size& o) const { return constant == o.constant && atoms == o.atoms; }
-  std::optional<int64_t> value() const { return atoms.empty() ? std::optional<int64_t>(constant) : std::nullopt; }
-};
-
-Size constant_size(int64_t v) { return Size{v, {}}; }
-
-Size sum(Size a, const Size& b) {
-  a.constant += b.constant;
-  a.atoms.insert(a.atoms.end(), b.atoms.begin(), b.atoms.end());
-  std::sort(a.atoms.begin(), a.atoms.end());
-  return a;
-}
-
-// Ops whose output has their first input's shape.
-bool keeps_shape(const ir::Node* n) {
-  static const char* const kOps[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization", "Identity",
-                                     "Cast",            "Neg",              "Relu",               "Sigmoid", "Tanh"};
-  for (const char* op : kOps)
-    if (n->op_type() == op) return n->domain().empty();
-  return false;
-}
-
-// Dim `axis` of x as a Size: static, named, a Concat's sum along its axis, a
-// Transpose's input dim, or an atom.
-std::optional<std::vector<Size>> elements(ir::Value* v, int depth = 0);
-
-Size dim_of(const ir::Value* x, int64_t axis, int depth = 0) {
-  const ir::ValueType& t = x->type();
-  const int64_t rank = t.rank_varies ? -1 : t.rank();
-  Size atom{0, {"v:" + std::to_string(reinterpret_cast<uintptr_t>(x)) + ":" + std::to_string(axis)}};
-  if (axis < 0 || (rank >= 0 && axis >= rank)) return atom;
-  if (rank >= 0) {
-    const ir::Dim& d = t.shape[static_cast<size_t>(axis)];
-    if (d.is_static()) return constant_size(d.value);
-    // (ONNX shape inference's "unk__N" names say nothing about equality)
-    if (d.is_symbolic() && d.param.rfind("unk__", 0) != 0) return Size{0, {"p:" + d.param}};
-  }
-  const ir::Node* n = x->producer();
-  if (!n || depth > 16 || !n->domain().empty()) return atom;
-  if (keeps_shape(n) && n->input(0)) return dim_of(n->input(0), axis, depth + 1);
-  // Slice / Split keep the sizes of the axes they do not cut
-  if ((n->op_type() == "Slice" || n->op_type() == "Split") && n->input(0) && rank >= 0) {
-    std::optional<std::vector<int64_t>> cut;
-    if (n->op_type() == "Split")
-      cut = std::vector<int64_t>{n->attr_i("axis", 0)};
-    else if (n->num_inputs() > 3 && n->input(3))
-      cut = const_ints(n->input(3));
-    if (!cut) return atom;
-    for (int64_t c : *cut)
-      if (c == axis || c + rank == axis) return atom;
-    return dim_of(n->input(0), axis, depth + 1);
-  }
-  if (n->op_type() == "Transpose") {
-    const std::vector<int64_t> perm = n->attr_ints("perm");
-    if (axis >= static_cast<int64_t>(perm.size())) return atom;
-    return dim_of(n->input(0), perm[static_cast<size_t>(axis)], depth + 1);
-  }
-  if (n->op_type() == "Reshape" && n->attr_i("allowzero", 0) == 0) {
-    const auto to = elements(n->input(1));
-    if (!to || axis >= static_cast<int64_t>(to->size())) return atom;
-    const Size& e = (*to)[static_cast<size_t>(axis)];
-    if (e == constant_size(0)) return dim_of(n->input(0), axis, depth + 1);
-    if (!(e == constant_size(-1))) return e;
-    // the -1: the input's sizes over the other ones, once the sizes they share cancel
-    const int64_t in_rank = n->input(0)->type().rank_varies ? -1 : n->input(0)->type().rank();
-    if (in_rank < 0) return atom;
-    std::vector<Size> in;
-    for (int64_t k = 0; k < in_rank; ++k) in.push_back(dim_of(n->input(0), k, depth + 1));
-    int64_t num = 1, den = 1;
-    for (size_t k = 0; k < to->size(); ++k) {
-      if (static_cast<int64_t>(k) == axis) continue;
-      Size o = (*to)[k];
-      if (o == constant_size(0)) o = k < in.size() ? in[k] : atom;
-      auto same = std::find(in.begin(), in.end(), o);
-      if (same != in.end()) {
-        in.erase(same);
-      } else if (auto v = o.value(); v && *v > 0) {
-        den *= *v;
-      } else {
-        return atom;
-      }
-    }
-    for (const Size& i : in) {
-      auto v = i.value();
-      if (!v) return atom;
-      num *= *v;
-    }
-    return den > 0 && num % den == 0 ? constant_size(num / den) : atom;
-  }
-  if (n->op_type() == "Concat" && rank >= 0) {
-    int64_t a = n->attr_i("axis", 0);
-    if (a < 0) a += rank;
-    if (a != axis) return dim_of(n->input(0), axis, depth + 1);  // (the inputs agree off the axis)
-    Size s;
-    for (const ir::Value* in : n->inputs()) {
-      if (!in) return atom;
-      s = sum(s, dim_of(in, axis, depth + 1));
-    }
-    return s;
-  }
-  return atom;
-}
-
-// The elements of a 1-D int64 shape computation (Shape, Gather/Slice of it,
-// Unsqueeze, Concat, constants, and the Abs(s) that expand's lowering puts
-// around its sizes, or the Where(Equal(s, -1), 1, s) of other writers), or
-// none if it is something else.
-std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
-  if (!v || depth > 12) return std::nullopt;
-  if (auto c = const_ints(v)) {
-    std::vector<Size> out;
-    for (int64_t x : *c) out.push_back(constant_size(x));
-    return out;
-  }
-  ir::Node* n = v->producer();
-  if (!n || !n->domain().empty()) return std::nullopt;
-  const std::string& op = n->op_type();
-  if (op == "Shape") {
-    ir::Value* x = n->input(0);
-    const int64_t rank = x ? x->type().rank() : -1;
-    if (rank < 0 || x->type().rank_varies) return std::nullopt;
-    auto clamp = [&](int64_t k) { return std::max<int64_t>(0, std::min(rank, k < 0 ? k + rank : k)); };
-    const int64_t start = clamp(n->attr_i("start", 0)), end = clamp(n->attr_i("end", rank));
-    std::vector<Size> out;
-    for (int64_t k = start; k < end; ++k) out.push_back(dim_of(x, k));
-    return out;
-  }
-  if (op == "Concat") {
-    if (n->attr_i("axis", 0) != 0) return std::nullopt;
-    std::vector<Size> out;
-    for (ir::Value* in : n->inputs()) {
-      auto e = elements(in, depth + 1);
-      if (!e) return std::nullopt;
-      out.insert(out.end(), e->begin(), e->end());
-    }
-    return out;
-  }
-  if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" ||
-      (op == "Cast" && n->attr_i("to", 0) == static_cast<int64_t>(ir::DType::Int64))) {
-    auto e = elements(n->input(0), depth + 1);  // (a 0-d or [1] value: its one element)
-    if (!e || (op != "Identity" && op != "Cast" && e->size() != 1)) return std::nullopt;
-    return e;
-  }
-  if (op == "Gather") {
-    auto e = elements(n->input(0), depth + 1);
-    auto idx = const_ints(n->input(1));
-    if (!e || !idx || n->attr_i("axis", 0) != 0) return std::nullopt;
-    std::vector<Size> out;
-    const int64_t size = static_cast<int64_t>(e->size());
-    for (int64_t i : *idx) {
-      if (i < 0) i += size;
-      if (i < 0 || i >= size) return std::nullopt;
-      out.push_back((*e)[static_cast<size_t>(i)]);
-    }
-    return out;
-  }
-  if (op == "Slice") {
-    auto e = elements(n->input(0), depth + 1);
-    auto starts = const_ints(n->input(1)), ends = const_ints(n->input(2));
-    if (!e || !starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
-    if (n->num_inputs() > 3 && n->input(3)) {
-      auto axes = const_ints(n->input(3));
-      if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1)) return std::nullopt;
-    }
-    if (n->num_inputs() > 4 && n->input(4)) {
-      auto steps = const_ints(n->input(4));
-      if (!steps || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
-    }
-    const int64_t size = static_cast<int64_t>(e->size());
-    auto clamp = [&](int64_t k) { return std::max<int64_t>(0, std::min(size, k < 0 ? k + size : k)); };
-    const int64_t s = clamp((*starts)[0]), t = clamp((*ends)[0]);
-    return std::vector<Size>(e->begin() + s, e->begin() + std::max(s, t));
-  }
-  if (op == "Where") {
-    // Where(Equal(s, -1), 1, s): a size is never -1, so s (a constant -1 becomes 1).
-    ir::Node* eq = producer_of(n->input(0), "Equal");
-    auto minus_one = eq ? const_ints(eq->input(1)) : std::nullopt;
-    auto one = const_ints(n->input(1));
-    if (!eq || eq->input(0) != n->input(2) || !minus_one || minus_one->size() != 1 || (*minus_one)[0] != -1 ||
-        !one || one->size() != 1 || (*one)[0] != 1)
-      return std::nullopt;
-    auto e = elements(n->input(2), depth + 1);
-    if (!e) return std::nullopt;
-    for (Size& r : *e)
-      if (r == constant_size(-1)) r = constant_size(1);
-    return e;
-  }
-  if (op == "Abs") {  // (expand's lowering: |-1| = 1, sizes unchanged)
-    auto e = elements(n->input(0), depth + 1);
-    if (!e) return std::nullopt;
-    for (Size& r : *e) {
-      if (r == constant_size(-1)) r = constant_size(1);
-      else if (r.value() && *r.value() < 0) return std::nullopt;
-    }
-    return e;
-  }
-  if (op == "Add") {
-    auto a = elements(n->input(0), depth + 1), b = elements(n->input(1), depth + 1);
-    if (!a || !b || a->size() != 1 || b->size() != 1) return std::nullopt;
-    return std::vector<Size>{sum((*a)[0], (*b)[0])};
-  }
-  return std::nullopt;
-}
+using sizes::constant_size;
+using sizes::dim_of;
+using sizes::elements;
+using sizes::Size;
 
 // x = repeat_kv(base, n): base and n (n = 1, base = x, when it is not a repeat).
 struct Repeat {

@@ -13,7 +13,8 @@ namespace {
 bool has_fusion_start(const ir::Graph& g) {
   for (const auto& n : g.nodes())
     if (n->domain().empty() &&
-        (n->op_type() == "Neg" || n->op_type() == "ReduceMean" || n->op_type() == "Attention"))
+        (n->op_type() == "Neg" || n->op_type() == "ReduceMean" || n->op_type() == "Attention" ||
+         n->op_type() == "Softmax"))
       return true;
   return false;
 }

@@ -74,9 +74,14 @@ void fuse_rms_normalization(ir::Model& model, const PassContext& ctx);
 // swish_runs_at(): those ONNX Runtime has a Swish kernel for).
 void fuse_swish(ir::Model& model, const PassContext& ctx);
 bool swish_runs_at(int64_t opset);
+// Opset 23: softmax(q @ k^T * s [+ mask]) @ v written out (eager attention) -> Attention.
+void fuse_eager_attention(ir::Model& model, const PassContext& ctx);
 // Opset 23: an Attention node reading its keys / values through the KV cache's
 // Concat (and repeat_kv's Expand) takes the cache as past_key / past_value.
 void fuse_attention_cache(ir::Model& model, const PassContext& ctx);
+// Opset 23: every Attention's float mask maps its dtype's lowest value to
+// half of it (ONNX Runtime takes `lowest` for -inf; PyTorch adds it).
+void guard_attention_masks(ir::Model& model, const PassContext& ctx);
 // Identity nodes are bypassed.
 void remove_identities(ir::Model& model, const PassContext& ctx);
 // x + 0, x - 0 (integers), x * 1, x / 1 -> x (remove_neutral_arithmetic.cpp).

@@ -61,11 +61,11 @@ ir::Value* mask_for_queries(SymbolicContext& ctx, ir::Value* mask, ir::Value* q)
 // that may attend to nothing gives zeros, as PyTorch's safe softmax does.
 ir::Value* fused_attention(SymbolicContext& ctx, ir::Value* q, ir::Value* k, ir::Value* v, ir::Value* allowed,
                            ir::Value* bias, bool is_causal, double scale, ir::DType dt) {
-  if (allowed) allowed = mask_for_queries(ctx, allowed, q);
-  if (bias) bias = mask_for_queries(ctx, bias, q);
+  // (whether a row may attend to any key is read from the mask before its expansion along the queries: the
+  // expanded mask is read by the Attention node alone, so guard_attention_masks replaces it)
   std::vector<ir::Value*> ins{q, k, v};
-  if (allowed) ins.push_back(allowed);
-  if (bias) ins.push_back(bias);
+  if (allowed) ins.push_back(mask_for_queries(ctx, allowed, q));
+  if (bias) ins.push_back(mask_for_queries(ctx, bias, q));
   ir::Attributes attrs{{"is_causal", int64_t{is_causal}}};
   if (scale > 0) attrs.emplace_back("scale", scale);  // (none: ONNX's 1/sqrt(head size), at any size)
   ir::Value* y = ctx.op("Attention", ins, std::move(attrs));

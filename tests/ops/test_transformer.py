@@ -101,6 +101,85 @@ class SDPA(nn.Module):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
 
 
+class Eager(nn.Module):
+    """softmax(q k^T * s [+ mask]) v written out, as transformers' eager attention paths write it
+    (fuse_eager_attention: one Attention node from opset 23). `where`: the mask is built inside from a bool
+    input, torch.where(allowed, 0, finfo.min), as transformers builds its masks. `cache`: a decoding step, k
+    and v concatenated to past ones (forward(q, past_k, k, past_v, v, *mask)): the node takes the cache."""
+
+    def __init__(self, divide=None, multiply=None, q_scale=None, where=False, weights=False, cache=False):
+        super().__init__()
+        self.divide, self.multiply, self.q_scale, self.where, self.weights = divide, multiply, q_scale, where, weights
+        self.cache = cache
+
+    def forward(self, q, *args):
+        if self.cache:
+            past_k, k, past_v, v, *mask = args
+            k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
+        else:
+            k, v, *mask = args
+        if self.q_scale is not None:
+            q = q * self.q_scale
+        w = torch.matmul(q, k.transpose(-1, -2))
+        if self.divide is not None:
+            w = w / self.divide
+        if self.multiply is not None:
+            w = w * self.multiply
+        if mask:
+            m = mask[0]
+            if self.where:
+                m = torch.where(m, 0.0, torch.finfo(q.dtype).min)
+            w = w + m
+        p = torch.softmax(w, dim=-1)
+        y = torch.matmul(p, v)
+        return (y, p) if self.weights else y
+
+
+def attention_rows(g, shape):
+    """A float mask with a row of finfo.min only (PyTorch: the mean of the values; ONNX Runtime's Attention
+    would give zeros: guard_attention_masks), a row mixing finfo.min and -inf, and a row of -inf only."""
+    m = torch.randn(*shape, generator=g)
+    low = torch.finfo(torch.float32).min
+    m[..., 0, :] = low
+    m[..., 1, :] = low
+    m[..., 1, ::2] = float("-inf")
+    m[..., 2, :3] = low
+    return m
+
+
+def eager_cases():
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(2, 4, 5, 8, generator=g) for _ in range(3))
+    k7, v7 = torch.randn(2, 4, 7, 8, generator=g), torch.randn(2, 4, 7, 6, generator=g)
+    float_mask = torch.randn(2, 1, 5, 7, generator=g)
+    float_mask[1, 0, 3, 2] = float("-inf")
+    rows = attention_rows(g, (2, 1, 5, 7))
+    minus_inf_row = float_mask.clone()
+    minus_inf_row[0, 0, 4] = float("-inf")  # PyTorch's eager softmax: NaN in that row
+    allowed = torch.rand(2, 1, 5, 7, generator=g) > 0.3
+    allowed[0, 0, 1] = False  # a row of finfo.min
+    one_head = (torch.randn(2, 1, 7, 8, generator=g), torch.randn(2, 1, 7, 6, generator=g))
+    fused = {23: ("Attention",), 28: ("Attention",)}
+    return [
+        Case("eager_attention", Eager(divide=2.8), (q, k7, v7, float_mask), expect_ops=fused),
+        Case("eager_attention_rows", Eager(multiply=0.35), (q, k7, v7, rows), expect_ops=fused),
+        Case("eager_attention_minus_inf_row", Eager(divide=2.8), (q, k7, v7, minus_inf_row), expect_ops=fused),
+        Case("eager_attention_where_mask", Eager(divide=2.8, where=True), (q, k7, v7, allowed), expect_ops=fused),
+        # without a cache, a mask that needs expanding to the queries stays decomposed (the graph would grow) ...
+        Case("eager_attention_key_padding", Eager(divide=2.8), (q, k7, v7, float_mask[:, :, :1])),
+        # ... with one, it is one node taking the cache
+        Case("eager_attention_cache_key_padding", Eager(divide=2.8, cache=True),
+             (q, k7[:, :, :3], k7[:, :, 3:], v7[:, :, :3], v7[:, :, 3:], float_mask[:, :, :1]), expect_ops=fused),
+        Case("eager_attention_2d_mask", Eager(divide=2.8), (q, k7, v7, float_mask[0, 0]), expect_ops=fused),
+        Case("eager_attention_q_scaled", Eager(q_scale=0.5, multiply=0.7), (q, k, v), expect_ops=fused),
+        Case("eager_attention_unscaled", Eager(), (q, k, v), expect_ops=fused),
+        Case("eager_attention_one_kv_head", Eager(divide=2.8), (q, *one_head, float_mask), expect_ops=fused),
+        Case("eager_attention_weights", Eager(divide=2.8, weights=True), (q, k7, v7, float_mask)),
+        Case("eager_attention_half", Eager(divide=2.8), (q.half(), k7.half(), v7.half(), float_mask.half()),
+             atol_scale=2e-3, opsets=(23,)),
+    ]
+
+
 def sdpa_cases():
     """torch 2.x only (1.13 has no scaled_dot_product_attention)."""
     if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
@@ -119,6 +198,7 @@ def sdpa_cases():
         Case("sdpa_cross_value_dim", SDPA(), (q, k7, v7)),
         Case("sdpa_bool_mask", SDPA(), (q, k7, v7, bool_mask)),
         Case("sdpa_float_mask", SDPA(), (q, k7, v7, float_mask)),
+        Case("sdpa_float_mask_rows", SDPA(), (q, k7, v7, attention_rows(g, (2, 1, 5, 7)))),
         Case("sdpa_causal", SDPA(is_causal=True), (q, k, v)),
         Case("sdpa_causal_rectangular", SDPA(is_causal=True), (q, k7, v7)),
         Case("sdpa_scale", SDPA(scale=0.3), (q, k7, v7, float_mask)),
@@ -131,7 +211,7 @@ def sdpa_cases():
     ]
 
 
-CASES = sdpa_cases() + [
+CASES = sdpa_cases() + eager_cases() + [
     Case("encoder_fast_relu", encoder(), (x,), opsets=OPSETS),
     Case("encoder_fast_gelu", encoder("gelu"), (x,), opsets=OPSETS),
     Case("encoder_fast_norm_first", encoder(norm_first=True), (x,), opsets=OPSETS),

@@ -42,9 +42,10 @@ def test_case(case, dynamo, opset):
 
 
 # name -> (RMSNormalization nodes, Attention nodes taking the cache) for two layers: RMS norms two per layer and
-# the final one (Qwen3's q / k norms two more each); GPT-J's attention is eager (no sdpa: no Attention node).
+# the final one (Qwen3's q / k norms two more each); GPT-J's attention is eager (matmul, softmax, matmul:
+# fuse_eager_attention makes it one Attention node, which then takes the cache).
 FUSED = {"llama+cache": (5, 2), "qwen3+cache": (9, 2), "phi3+cache": (5, 2), "gemma+cache": (5, 2),
-         "qwen2+cache": (5, 2), "falcon+cache": (0, 2), "gptj+cache": (0, 0)}
+         "qwen2+cache": (5, 2), "falcon+cache": (0, 2), "gptj+cache": (0, 2)}
 FUSED_CASES = list(FUSED) if FULL else ["llama+cache"]
 
 
@@ -66,6 +67,21 @@ def test_decoder_step_fusions_at_23(name, dynamo):
     assert len(attention) == cached and all(len(n.input) == 6 for n in attention), attention
     outputs = {o.name for o in proto.graph.output}
     assert all(n.output[1] in outputs and n.output[2] in outputs for n in attention)  # the returned cache
+
+
+# A row of padding only (every query masked from every key) at opset 23, where the attention is an Attention
+# node: transformers masks with torch.finfo.min, which ONNX Runtime's Attention takes for -inf (zeros where
+# PyTorch averages the values; guard_attention_masks). T5 adds it to its float position bias (sdpa), GPT-J
+# adds it in its eager attention, BERT and Llama pass masks to sdpa.
+MASKED_CASES = ["t5", "gptj+cache", "bert", "llama+cache"] if FULL else ["t5", "gptj+cache"]
+
+
+@pytest.mark.parametrize("dynamo", [False, True], ids=["torchscript", "dynamo"])
+@pytest.mark.parametrize("name", MASKED_CASES)
+def test_fully_masked_rows_at_23(name, dynamo):
+    case = next(c for c in corpus.CASES if c.name == name)
+    proto = check(case, dynamo, 23, fully_masked=True)
+    assert any(n.op_type == "Attention" for n in proto.graph.node)
 
 
 # Opsets 24-28 (issue 45): a 2-layer Llama with a KV cache and a 2-layer encoder through both paths; `make test`
@@ -91,7 +107,23 @@ def test_new_opsets(name, dynamo, opset):
         assert ops.count("Attention") == cached and ops.count("Swish") == (2 if opset == 24 else 0), ops
 
 
-def check(case, dynamo, opset):
+def padded_row(args, kwargs):
+    """The inputs with the first row's attention mask all zeros (a row of padding only: every query of it masked
+    from every key), or None without a mask."""
+    if "attention_mask" in kwargs:
+        mask = kwargs["attention_mask"].clone()
+        mask[0] = 0
+        return args, {**kwargs, "attention_mask": mask}
+    if len(args) >= 2 and isinstance(args[1], torch.Tensor) and args[1].dtype == torch.long:  # a decoding step
+        mask = args[1].clone()
+        mask[0] = 0
+        return (args[0], mask, *args[2:]), kwargs
+    return None
+
+
+def check(case, dynamo, opset, fully_masked=False):
+    """Export at `opset`, check, and compare with eager PyTorch at the corpus sizes (`fully_masked`: also with
+    the first row all padding)."""
     model, inputs, shapes, axes, names = case.make()
     args, kwargs = inputs(*SIZES[case.kind][0])
     f = io.BytesIO()
@@ -106,8 +138,11 @@ def check(case, dynamo, opset):
     onnx.checker.check_model(proto, full_check=True)
     session = verification.ort_session(f.getvalue())
     graph_inputs = [i.name for i in session.get_inputs()]
-    for size in SIZES[case.kind]:
-        args, kwargs = inputs(*size)
+    runs = [inputs(*size) for size in SIZES[case.kind]]
+    if fully_masked:
+        runs += [r for r in (padded_row(*inputs(*size)) for size in SIZES[case.kind]) if r is not None]
+        assert len(runs) > len(SIZES[case.kind]), f"{case.name} takes no attention mask"
+    for size, (args, kwargs) in zip([*SIZES[case.kind], *SIZES[case.kind]], runs):
         with torch.no_grad():
             expected = flat(model(*args, **kwargs))
         values = flat(list(args)) + list(kwargs.values())

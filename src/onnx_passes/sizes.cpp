@@ -1,0 +1,303 @@
+// Sizes proved equal without running the model (sizes.h).
+#include "onnx_passes/sizes.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnx_passes/match.h"
+
+namespace torch2onnx::onnx_passes::sizes {
+
+using match::const_ints;
+using match::producer_of;
+
+Size constant_size(int64_t v) { return Size{v, {}}; }
+
+Size sum(Size a, const Size& b) {
+  a.constant += b.constant;
+  a.atoms.insert(a.atoms.end(), b.atoms.begin(), b.atoms.end());
+  std::sort(a.atoms.begin(), a.atoms.end());
+  return a;
+}
+
+namespace {
+
+// Ops whose output has their first input's shape.
+bool keeps_shape(const ir::Node* n) {
+  static const char* const kOps[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization", "Identity",
+                                     "Cast",            "Neg",              "Relu",               "Sigmoid", "Tanh"};
+  for (const char* op : kOps)
+    if (n->op_type() == op) return n->domain().empty();
+  return false;
+}
+
+// Element-wise ops that broadcast their inputs (multidirectionally).
+bool broadcasts(const ir::Node* n) {
+  static const char* const kOps[] = {"Add",   "Sub",       "Mul",     "Div",  "Pow",           "Where",
+                                     "And",   "Or",        "Xor",     "Max",  "Min",           "Equal",
+                                     "Less",  "Greater",   "LessOrEqual",     "GreaterOrEqual", "Mod"};
+  for (const char* op : kOps)
+    if (n->op_type() == op) return n->domain().empty();
+  return false;
+}
+
+// Broadcasting's dim from the operands' aligned dims: the one Size that is
+// not 1 (all 1: 1); none when two differ (one of them may be 1 at run time).
+std::optional<Size> broadcast_dim(const std::vector<Size>& dims) {
+  std::optional<Size> found;
+  for (const Size& d : dims) {
+    if (d == constant_size(1)) continue;
+    if (found && *found != d) return std::nullopt;
+    found = d;
+  }
+  return found ? *found : constant_size(1);
+}
+
+}  // namespace
+
+Size dim_of(const ir::Value* x, int64_t axis, int depth) {
+  const ir::ValueType& t = x->type();
+  const int64_t rank = t.rank_varies ? -1 : t.rank();
+  if (axis < 0 && rank >= 0) axis += rank;
+  Size atom{0, {"v:" + std::to_string(reinterpret_cast<uintptr_t>(x)) + ":" + std::to_string(axis)}};
+  if (axis < 0 || (rank >= 0 && axis >= rank)) return atom;
+  if (rank >= 0) {
+    const ir::Dim& d = t.shape[static_cast<size_t>(axis)];
+    if (d.is_static()) return constant_size(d.value);
+    // (ONNX shape inference's "unk__N" names say nothing about equality)
+    if (d.is_symbolic() && d.param.rfind("unk__", 0) != 0) return Size{0, {"p:" + d.param}};
+  }
+  const ir::Node* n = x->producer();
+  if (!n || depth > 16 || !n->domain().empty()) return atom;
+  if (keeps_shape(n) && n->input(0)) return dim_of(n->input(0), axis, depth + 1);
+  // Slice / Split keep the sizes of the axes they do not cut
+  if ((n->op_type() == "Slice" || n->op_type() == "Split") && n->input(0) && rank >= 0) {
+    std::optional<std::vector<int64_t>> cut;
+    if (n->op_type() == "Split")
+      cut = std::vector<int64_t>{n->attr_i("axis", 0)};
+    else if (n->num_inputs() > 3 && n->input(3))
+      cut = const_ints(n->input(3));
+    if (!cut) return atom;
+    for (int64_t c : *cut)
+      if (c == axis || c + rank == axis) return atom;
+    return dim_of(n->input(0), axis, depth + 1);
+  }
+  if (n->op_type() == "Transpose") {
+    const std::vector<int64_t> perm = n->attr_ints("perm");
+    if (axis >= static_cast<int64_t>(perm.size())) return atom;
+    return dim_of(n->input(0), perm[static_cast<size_t>(axis)], depth + 1);
+  }
+  if (n->op_type() == "Reshape" && n->attr_i("allowzero", 0) == 0) {
+    const auto to = elements(n->input(1));
+    if (!to || axis >= static_cast<int64_t>(to->size())) return atom;
+    const Size& e = (*to)[static_cast<size_t>(axis)];
+    if (e == constant_size(0)) return dim_of(n->input(0), axis, depth + 1);
+    if (!(e == constant_size(-1))) return e;
+    // the -1: the input's sizes over the other ones, once the sizes they share cancel
+    const int64_t in_rank = n->input(0)->type().rank_varies ? -1 : n->input(0)->type().rank();
+    if (in_rank < 0) return atom;
+    std::vector<Size> in;
+    for (int64_t k = 0; k < in_rank; ++k) in.push_back(dim_of(n->input(0), k, depth + 1));
+    int64_t num = 1, den = 1;
+    for (size_t k = 0; k < to->size(); ++k) {
+      if (static_cast<int64_t>(k) == axis) continue;
+      Size o = (*to)[k];
+      if (o == constant_size(0)) o = k < in.size() ? in[k] : atom;
+      auto same = std::find(in.begin(), in.end(), o);
+      if (same != in.end()) {
+        in.erase(same);
+      } else if (auto v = o.value(); v && *v > 0) {
+        den *= *v;
+      } else {
+        return atom;
+      }
+    }
+    for (const Size& i : in) {
+      auto v = i.value();
+      if (!v) return atom;
+      num *= *v;
+    }
+    return den > 0 && num % den == 0 ? constant_size(num / den) : atom;
+  }
+  if (n->op_type() == "Concat" && rank >= 0) {
+    int64_t a = n->attr_i("axis", 0);
+    if (a < 0) a += rank;
+    if (a != axis) return dim_of(n->input(0), axis, depth + 1);  // (the inputs agree off the axis)
+    Size s;
+    for (const ir::Value* in : n->inputs()) {
+      if (!in) return atom;
+      s = sum(s, dim_of(in, axis, depth + 1));
+    }
+    return s;
+  }
+  if (n->op_type() == "Unsqueeze" && rank >= 0) {
+    auto axes = const_ints(n->input(1));
+    if (!axes) return atom;
+    int64_t before = 0;
+    for (int64_t a : *axes) {
+      if (a < 0) a += rank;
+      if (a == axis) return constant_size(1);
+      before += a < axis;
+    }
+    return dim_of(n->input(0), axis - before, depth + 1);
+  }
+  if (n->op_type() == "Gather" && rank >= 0) {
+    const ir::Value *data = n->input(0), *idx = n->input(1);
+    const int64_t rd = data->type().rank(), ri = idx->type().rank();
+    int64_t a = n->attr_i("axis", 0);
+    if (a < 0) a += rd;
+    if (rd < 0 || ri < 0 || a < 0 || a >= rd) return atom;
+    if (axis < a) return dim_of(data, axis, depth + 1);
+    if (axis < a + ri) return dim_of(idx, axis - a, depth + 1);
+    return dim_of(data, axis - ri + 1, depth + 1);
+  }
+  if (n->op_type() == "MatMul" && rank >= 2) {
+    const ir::Value *a = n->input(0), *b = n->input(1);
+    const int64_t ra = a->type().rank(), rb = b->type().rank();
+    if (ra < 2 || rb < 2) return atom;
+    if (axis == rank - 1) return dim_of(b, rb - 1, depth + 1);
+    if (axis == rank - 2) return dim_of(a, ra - 2, depth + 1);
+    std::vector<Size> aligned;  // the batch dims broadcast
+    if (axis - (rank - ra) >= 0) aligned.push_back(dim_of(a, axis - (rank - ra), depth + 1));
+    if (axis - (rank - rb) >= 0) aligned.push_back(dim_of(b, axis - (rank - rb), depth + 1));
+    if (auto d = broadcast_dim(aligned)) return *d;
+    return atom;
+  }
+  if (n->op_type() == "Attention" && rank == 4 && x == n->output(0)) {  // [b, q heads, q length, v head size]
+    const ir::Value *q = n->input(0), *v = n->input(2);
+    if (q->type().rank() != 4 || v->type().rank() != 4) return atom;
+    return axis == 3 ? dim_of(v, 3, depth + 1) : dim_of(q, axis, depth + 1);
+  }
+  if (n->op_type() == "Range") {  // Range(0, n, 1): n elements
+    auto start = const_ints(n->input(0)), delta = const_ints(n->input(2));
+    auto limit = elements(n->input(1));
+    if (start && delta && limit && start->size() == 1 && delta->size() == 1 && (*start)[0] == 0 &&
+        (*delta)[0] == 1 && limit->size() == 1)
+      return (*limit)[0];
+    return atom;
+  }
+  if (rank >= 0 && (broadcasts(n) || n->op_type() == "Expand")) {
+    std::vector<Size> aligned;  // each operand's dim aligned with `axis` (operands are right-aligned)
+    const size_t operands = n->op_type() == "Expand" ? 1 : n->num_inputs();
+    for (size_t i = 0; i < operands; ++i) {
+      const ir::Value* in = n->input(i);
+      if (!in || in->type().rank_varies || !in->type().has_shape) return atom;
+      const int64_t k = axis - (rank - in->type().rank());
+      if (k >= 0) aligned.push_back(dim_of(in, k, depth + 1));
+    }
+    if (n->op_type() == "Expand") {
+      const auto to = elements(n->input(1));
+      if (!to) return atom;
+      const int64_t k = axis - (rank - static_cast<int64_t>(to->size()));
+      if (k >= 0) aligned.push_back((*to)[static_cast<size_t>(k)]);
+    }
+    if (auto d = broadcast_dim(aligned)) return *d;
+  }
+  return atom;
+}
+
+// The elements of a 1-D int64 shape computation (Shape, Gather/Slice of it,
+// Unsqueeze, Concat, constants, and the Abs(s) that expand's lowering puts
+// around its sizes, or the Where(Equal(s, -1), 1, s) of other writers), or
+// none if it is something else.
+std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
+  if (!v || depth > 12) return std::nullopt;
+  if (auto c = const_ints(v)) {
+    std::vector<Size> out;
+    for (int64_t x : *c) out.push_back(constant_size(x));
+    return out;
+  }
+  ir::Node* n = v->producer();
+  if (!n || !n->domain().empty()) return std::nullopt;
+  const std::string& op = n->op_type();
+  if (op == "Shape") {
+    ir::Value* x = n->input(0);
+    const int64_t rank = x ? x->type().rank() : -1;
+    if (rank < 0 || x->type().rank_varies) return std::nullopt;
+    auto clamp = [&](int64_t k) { return std::max<int64_t>(0, std::min(rank, k < 0 ? k + rank : k)); };
+    const int64_t start = clamp(n->attr_i("start", 0)), end = clamp(n->attr_i("end", rank));
+    std::vector<Size> out;
+    for (int64_t k = start; k < end; ++k) out.push_back(dim_of(x, k));
+    return out;
+  }
+  if (op == "Concat") {
+    if (n->attr_i("axis", 0) != 0) return std::nullopt;
+    std::vector<Size> out;
+    for (ir::Value* in : n->inputs()) {
+      auto e = elements(in, depth + 1);
+      if (!e) return std::nullopt;
+      out.insert(out.end(), e->begin(), e->end());
+    }
+    return out;
+  }
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" ||
+      (op == "Cast" && n->attr_i("to", 0) == static_cast<int64_t>(ir::DType::Int64))) {
+    auto e = elements(n->input(0), depth + 1);  // (a 0-d or [1] value: its one element)
+    if (!e || (op != "Identity" && op != "Cast" && e->size() != 1)) return std::nullopt;
+    return e;
+  }
+  if (op == "Gather") {
+    auto e = elements(n->input(0), depth + 1);
+    auto idx = const_ints(n->input(1));
+    if (!e || !idx || n->attr_i("axis", 0) != 0) return std::nullopt;
+    std::vector<Size> out;
+    const int64_t size = static_cast<int64_t>(e->size());
+    for (int64_t i : *idx) {
+      if (i < 0) i += size;
+      if (i < 0 || i >= size) return std::nullopt;
+      out.push_back((*e)[static_cast<size_t>(i)]);
+    }
+    return out;
+  }
+  if (op == "Slice") {
+    auto e = elements(n->input(0), depth + 1);
+    auto starts = const_ints(n->input(1)), ends = const_ints(n->input(2));
+    if (!e || !starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
+    if (n->num_inputs() > 3 && n->input(3)) {
+      auto axes = const_ints(n->input(3));
+      if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1)) return std::nullopt;
+    }
+    if (n->num_inputs() > 4 && n->input(4)) {
+      auto steps = const_ints(n->input(4));
+      if (!steps || steps->size() != 1 || (*steps)[0] != 1) return std::nullopt;
+    }
+    const int64_t size = static_cast<int64_t>(e->size());
+    auto clamp = [&](int64_t k) { return std::max<int64_t>(0, std::min(size, k < 0 ? k + size : k)); };
+    const int64_t s = clamp((*starts)[0]), t = clamp((*ends)[0]);
+    return std::vector<Size>(e->begin() + s, e->begin() + std::max(s, t));
+  }
+  if (op == "Where") {
+    // Where(Equal(s, -1), 1, s): a size is never -1, so s (a constant -1 becomes 1).
+    ir::Node* eq = producer_of(n->input(0), "Equal");
+    auto minus_one = eq ? const_ints(eq->input(1)) : std::nullopt;
+    auto one = const_ints(n->input(1));
+    if (!eq || eq->input(0) != n->input(2) || !minus_one || minus_one->size() != 1 || (*minus_one)[0] != -1 ||
+        !one || one->size() != 1 || (*one)[0] != 1)
+      return std::nullopt;
+    auto e = elements(n->input(2), depth + 1);
+    if (!e) return std::nullopt;
+    for (Size& r : *e)
+      if (r == constant_size(-1)) r = constant_size(1);
+    return e;
+  }
+  if (op == "Abs") {  // (expand's lowering: |-1| = 1, sizes unchanged)
+    auto e = elements(n->input(0), depth + 1);
+    if (!e) return std::nullopt;
+    for (Size& r : *e) {
+      if (r == constant_size(-1)) r = constant_size(1);
+      else if (r.value() && *r.value() < 0) return std::nullopt;
+    }
+    return e;
+  }
+  if (op == "Add") {
+    auto a = elements(n->input(0), depth + 1), b = elements(n->input(1), depth + 1);
+    if (!a || !b || a->size() != 1 || b->size() != 1) return std::nullopt;
+    return std::vector<Size>{sum((*a)[0], (*b)[0])};
+  }
+  return std::nullopt;
+}
+
+}  // namespace torch2onnx::onnx_passes::sizes

@@ -1,0 +1,38 @@
+// Sizes proved equal without running the model: a dim of a value, or the
+// elements of a 1-D shape computation, each as a constant plus atoms (named
+// dynamic dims, and dims nothing more is known of). Two Sizes that compare
+// equal are equal whatever the inputs. What the opset-23 attention fusions
+// check before they drop a repeat or a mask's expansion.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace torch2onnx::onnx_passes::sizes {
+
+struct Size {
+  int64_t constant = 0;
+  std::vector<std::string> atoms;  // sorted: "p:" a named dynamic dim, "v:" a value's dim
+  bool operator==(const Size& o) const { return constant == o.constant && atoms == o.atoms; }
+  bool operator!=(const Size& o) const { return !(*this == o); }
+  std::optional<int64_t> value() const { return atoms.empty() ? std::optional<int64_t>(constant) : std::nullopt; }
+};
+
+Size constant_size(int64_t v);
+Size sum(Size a, const Size& b);
+
+// Dim `axis` of x: static, named, through shape-keeping ops, Slice / Split
+// off their axes, Transpose, Reshape, Concat (a sum along its axis),
+// Expand and broadcasting element-wise ops; else an atom of x's own.
+Size dim_of(const ir::Value* x, int64_t axis, int depth = 0);
+
+// The elements of a 1-D int64 shape computation (Shape, Gather / Slice of it,
+// Unsqueeze, Concat, constants, Add, and the Abs(s) or Where(Equal(s, -1), 1,
+// s) around sizes), or none if it is something else.
+std::optional<std::vector<Size>> elements(ir::Value* v, int depth = 0);
+
+}  // namespace torch2onnx::onnx_passes::sizes

@@ -1,0 +1,97 @@
+// onnx_passes::sizes: dims proved equal through the ops the attention fusions look through.
+#include <gtest/gtest.h>
+
+#include "onnx_passes/sizes.h"
+#include "pass_fixture.h"
+
+namespace torch2onnx {
+namespace {
+
+using ir::Dim;
+using onnx_passes::sizes::constant_size;
+using onnx_passes::sizes::dim_of;
+using onnx_passes::sizes::elements;
+using onnx_passes::sizes::Size;
+
+ir::ValueType typed(std::vector<Dim> dims, ir::DType dt = ir::DType::Float) {
+  ir::ValueType t = ir::ValueType::tensor(dt);
+  t.has_shape = true;
+  t.shape = std::move(dims);
+  return t;
+}
+
+ir::ValueType unknown_dims(size_t rank, ir::DType dt = ir::DType::Float) {
+  return typed(std::vector<Dim>(rank, Dim{}), dt);
+}
+
+Size named(const char* p) { return Size{0, {std::string("p:") + p}}; }
+
+TEST(Sizes, StaticNamedAndAtoms) {
+  PassFixture f;
+  ir::Value* x = f.g.add_input("x", typed({Dim::named("batch"), Dim::of(4), Dim{}}));
+  EXPECT_EQ(dim_of(x, 0), named("batch"));
+  EXPECT_EQ(dim_of(x, 1), constant_size(4));
+  EXPECT_EQ(dim_of(x, -2), constant_size(4));  // negative axes count from the end
+  EXPECT_EQ(dim_of(x, 2), dim_of(x, 2));        // an unknown dim is itself ...
+  EXPECT_NE(dim_of(x, 2), named("batch"));      // ... and nothing else
+  EXPECT_FALSE(dim_of(x, 2).value());
+}
+
+TEST(Sizes, BroadcastingOpsAndExpand) {
+  PassFixture f;
+  ir::Value* a = f.g.add_input("a", typed({Dim::named("batch"), Dim::of(1), Dim::named("seq")}));
+  ir::Value* b = f.g.add_input("b", typed({Dim::of(1), Dim::of(4), Dim::named("seq")}));
+  ir::Value* c = f.g.add_input("c", typed({Dim::named("other")}));
+  ir::Value* sum = f.op("Add", {a, b}, unknown_dims(3));
+  EXPECT_EQ(dim_of(sum, 0), named("batch"));
+  EXPECT_EQ(dim_of(sum, 1), constant_size(4));
+  EXPECT_EQ(dim_of(sum, 2), named("seq"));
+  // two different dynamic dims: either may be 1 at run time, so nothing is proved
+  ir::Value* both = f.op("Mul", {a, c}, unknown_dims(3));
+  EXPECT_FALSE(dim_of(both, 2) == named("seq") || dim_of(both, 2) == named("other"));
+  // Expand to [Shape(a)[0], 4, 1]: the shape's elements broadcast with the input's dims
+  ir::Value* batch = f.op("Shape", {a}, ir::ValueType::tensor(ir::DType::Int64, {1}),
+                          {{"start", int64_t{0}}, {"end", int64_t{1}}});
+  ir::Value* to = f.op("Concat", {batch, f.ints({4, 1})}, ir::ValueType::tensor(ir::DType::Int64, {3}),
+                       {{"axis", int64_t{0}}});
+  ir::Value* e = f.op("Expand", {b, to}, unknown_dims(3));
+  EXPECT_EQ(dim_of(e, 0), named("batch"));
+  EXPECT_EQ(dim_of(e, 1), constant_size(4));
+  EXPECT_EQ(dim_of(e, 2), named("seq"));
+}
+
+TEST(Sizes, UnsqueezeGatherRangeMatMulAndAttention) {
+  PassFixture f;
+  ir::Value* x = f.g.add_input("x", typed({Dim::named("batch"), Dim::named("seq"), Dim::of(32)}));
+  ir::Value* ids = f.g.add_input("ids", typed({Dim::named("batch"), Dim::named("seq")}, ir::DType::Int64));
+  ir::Value* u = f.op("Unsqueeze", {x, f.ints({1})}, unknown_dims(4));
+  EXPECT_EQ(dim_of(u, 0), named("batch"));
+  EXPECT_EQ(dim_of(u, 1), constant_size(1));
+  EXPECT_EQ(dim_of(u, 2), named("seq"));
+  ir::Value* table = f.weights("table", std::vector<double>(100 * 8, 0.0), {100, 8});
+  ir::Value* rows = f.op("Gather", {table, ids}, unknown_dims(3), {{"axis", int64_t{0}}});
+  EXPECT_EQ(dim_of(rows, 0), named("batch"));
+  EXPECT_EQ(dim_of(rows, 1), named("seq"));
+  EXPECT_EQ(dim_of(rows, 2), constant_size(8));
+  // Range(0, Shape(x)[1], 1) has seq elements
+  ir::Value* seq = f.op("Gather", {f.op("Shape", {x}, ir::ValueType::tensor(ir::DType::Int64, {3})), f.ints({1}, true)},
+                        ir::ValueType::tensor(ir::DType::Int64, std::vector<int64_t>{}), {{"axis", int64_t{0}}});
+  ir::Value* r = f.op("Range", {f.ints({0}, true), seq, f.ints({1}, true)}, unknown_dims(1, ir::DType::Int64));
+  EXPECT_EQ(dim_of(r, 0), named("seq"));
+  ir::Value* r2 = f.op("Range", {f.ints({1}, true), seq, f.ints({1}, true)}, unknown_dims(1, ir::DType::Int64));
+  EXPECT_NE(dim_of(r2, 0), named("seq"));  // (seq - 1 elements)
+  ir::Value* w = f.weights("w", std::vector<double>(32 * 16, 0.0), {32, 16});
+  ir::Value* y = f.op("MatMul", {x, w}, unknown_dims(3));
+  EXPECT_EQ(dim_of(y, 0), named("batch"));
+  EXPECT_EQ(dim_of(y, 1), named("seq"));
+  EXPECT_EQ(dim_of(y, 2), constant_size(16));
+  ir::Value* q = f.g.add_input("q", typed({Dim::named("batch"), Dim::of(4), Dim::named("seq"), Dim::of(8)}));
+  ir::Value* kv = f.g.add_input("kv", typed({Dim::named("batch"), Dim::of(4), Dim::named("total"), Dim::of(6)}));
+  ir::Value* att = f.op("Attention", {q, kv, kv}, unknown_dims(4));
+  EXPECT_EQ(dim_of(att, 2), named("seq"));
+  EXPECT_EQ(dim_of(att, 3), constant_size(6));  // the values' head size
+  EXPECT_EQ(elements(f.op("Shape", {att}, ir::ValueType::tensor(ir::DType::Int64, {4})))->at(2), named("seq"));
+}
+
+}  // namespace
+}  // namespace torch2onnx
