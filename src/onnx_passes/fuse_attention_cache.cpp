@@ -99,7 +99,17 @@ bool only_first_output_read(const ir::Node* n) {
   return true;
 }
 
-// Uses of `from` in nodes after `at` (by `position`) and graph outputs read `to`.
+// Whether every output of n is read by graph outputs alone.
+bool only_returned(const ir::Node* n) {
+  for (const ir::Value* o : n->outputs())
+    for (const ir::Use& u : o->uses())
+      if (u.user) return false;
+  return true;
+}
+
+// Uses of `from` in nodes after `at` (by `position`) and graph outputs read `to`. A node before `at` whose
+// outputs are only returned (a sliding window's cache, x[:, :, -(window - 1):], written where the cache was
+// concatenated) is computed again at the end from `to`, so that the concatenation is not kept for it.
 void redirect_later_uses(ir::Graph& g, ir::Value* from, ir::Value* to, const ir::Node* at,
                          const std::map<const ir::Node*, size_t>& position) {
   const size_t here = position.at(at);
@@ -112,7 +122,19 @@ void redirect_later_uses(ir::Graph& g, ir::Value* from, ir::Value* to, const ir:
       continue;
     }
     auto p = position.find(u.user);
-    if (p != position.end() && p->second > here) u.user->replace_input(u.index, to);
+    if (p != position.end() && p->second > here) {
+      u.user->replace_input(u.index, to);
+    } else if (p != position.end() && only_returned(u.user) && u.user->subgraphs().empty()) {
+      std::vector<ir::Value*> ins(u.user->inputs().begin(), u.user->inputs().end());
+      ins[u.index] = to;
+      ir::Node* again = g.create_node(u.user->op_type(), ins, u.user->num_outputs(), u.user->attributes(),
+                                      u.user->domain());  // (at the end of the graph)
+      again->set_origin(u.user->origin());
+      for (size_t i = 0; i < u.user->num_outputs(); ++i) {
+        again->output(i)->set_type(u.user->output(i)->type());
+        replace_keeping_name(g, u.user->output(i), again->output(i));
+      }
+    }
   }
   if (output) {  // the returned cache keeps its name
     const std::string name = from->name();

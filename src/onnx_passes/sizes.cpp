@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +21,40 @@ Size constant_size(int64_t v) { return Size{v, {}}; }
 Size sum(Size a, const Size& b) {
   a.constant += b.constant;
   a.atoms.insert(a.atoms.end(), b.atoms.begin(), b.atoms.end());
+  // an atom and its negation cancel
+  std::vector<std::string> kept;
+  for (const std::string& x : a.atoms) {
+    const std::string neg = x.rfind("-", 0) == 0 ? x.substr(1) : "-" + x;
+    auto it = std::find(kept.begin(), kept.end(), neg);
+    if (it != kept.end()) kept.erase(it);
+    else kept.push_back(x);
+  }
+  std::sort(kept.begin(), kept.end());
+  a.atoms = std::move(kept);
+  return a;
+}
+
+Size negated(Size a) {
+  a.constant = -a.constant;
+  for (std::string& x : a.atoms) x = x.rfind("-", 0) == 0 ? x.substr(1) : "-" + x;
   std::sort(a.atoms.begin(), a.atoms.end());
   return a;
+}
+
+std::string to_string(const Size& a) {
+  std::string out = std::to_string(a.constant);
+  for (const std::string& x : a.atoms) out += (x.rfind("-", 0) == 0 ? "" : "+") + x;
+  return out;
+}
+
+// max(0, a): its value, a itself when its atoms are all sizes (never negative) and its constant is not,
+// else an atom of its own.
+Size max0(const Size& a) {
+  if (auto v = a.value()) return constant_size(std::max<int64_t>(0, *v));
+  bool sizes_only = a.constant >= 0;
+  for (const std::string& x : a.atoms) sizes_only = sizes_only && x.rfind("-", 0) != 0;
+  if (sizes_only) return a;
+  return Size{0, {"max0(" + to_string(a) + ")"}};
 }
 
 namespace {
@@ -82,7 +116,22 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
       cut = const_ints(n->input(3));
     if (!cut) return atom;
     for (int64_t c : *cut)
-      if (c == axis || c + rank == axis) return atom;
+      if (c == axis || c + rank == axis) {
+        // one axis cut with step 1 and constant bounds: x[..., -k:] has min(d, k) = d - max(0, d - k)
+        // elements, x[..., :e] min(d, e), x[..., s:] max(0, d - s)
+        if (n->op_type() != "Slice" || cut->size() != 1) return atom;
+        const auto starts = const_ints(n->input(1)), ends = const_ints(n->input(2));
+        const auto steps = n->num_inputs() > 4 && n->input(4) ? const_ints(n->input(4))
+                                                               : std::optional<std::vector<int64_t>>(std::vector<int64_t>{1});
+        if (!starts || !ends || !steps || starts->size() != 1 || ends->size() != 1 || (*steps)[0] != 1) return atom;
+        const int64_t b = (*starts)[0], e = (*ends)[0];
+        const Size d = dim_of(n->input(0), axis, depth + 1);
+        constexpr int64_t kToEnd = std::numeric_limits<int64_t>::max() / 2;
+        if (e >= kToEnd && b < 0) return sum(d, negated(max0(sum(d, constant_size(b)))));
+        if (e >= kToEnd && b >= 0) return max0(sum(d, constant_size(-b)));
+        if (b == 0 && e >= 0) return sum(d, negated(max0(sum(d, constant_size(-e)))));
+        return atom;
+      }
     return dim_of(n->input(0), axis, depth + 1);
   }
   if (n->op_type() == "Transpose") {
@@ -292,10 +341,24 @@ std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
     }
     return e;
   }
-  if (op == "Add") {
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Max") {
     auto a = elements(n->input(0), depth + 1), b = elements(n->input(1), depth + 1);
     if (!a || !b || a->size() != 1 || b->size() != 1) return std::nullopt;
-    return std::vector<Size>{sum((*a)[0], (*b)[0])};
+    const Size &x = (*a)[0], &y = (*b)[0];
+    if (op == "Add") return std::vector<Size>{sum(x, y)};
+    if (op == "Sub") return std::vector<Size>{sum(x, negated(y))};
+    if (op == "Max") {  // max(0, s)
+      if (x == constant_size(0)) return std::vector<Size>{max0(y)};
+      if (y == constant_size(0)) return std::vector<Size>{max0(x)};
+      return std::nullopt;
+    }
+    // a product by a small constant: the atoms repeated (negated for a negative factor)
+    const Size& other = x.value() ? y : x;
+    const auto factor = x.value() ? x.value() : y.value();
+    if (!factor || *factor < -8 || *factor > 8) return std::nullopt;
+    Size out = constant_size(0);
+    for (int64_t k = 0; k < std::abs(*factor); ++k) out = sum(out, *factor < 0 ? negated(other) : other);
+    return std::vector<Size>{out};
   }
   return std::nullopt;
 }

@@ -16,7 +16,9 @@ namespace torch2onnx::onnx_passes::sizes {
 
 struct Size {
   int64_t constant = 0;
-  std::vector<std::string> atoms;  // sorted: "p:" a named dynamic dim, "v:" a value's dim
+  // sorted: "p:" a named dynamic dim, "v:" a value's dim, "max0(...)" max(0, a size); "-" before one: its
+  // negation (a sum cancels an atom and its negation)
+  std::vector<std::string> atoms;
   bool operator==(const Size& o) const { return constant == o.constant && atoms == o.atoms; }
   bool operator!=(const Size& o) const { return !(*this == o); }
   std::optional<int64_t> value() const { return atoms.empty() ? std::optional<int64_t>(constant) : std::nullopt; }
@@ -24,6 +26,9 @@ struct Size {
 
 Size constant_size(int64_t v);
 Size sum(Size a, const Size& b);
+Size negated(Size a);
+std::string to_string(const Size& a);
+Size max0(const Size& a);  // max(0, a)
 
 // Dim `axis` of x: static, named, through shape-keeping ops, Slice / Split
 // off their axes, Transpose, Reshape, Concat (a sum along its axis),

@@ -311,21 +311,25 @@ void scaled_dot_product_attention_23(SymbolicContext& ctx) {
   if (!ir::is_floating(dt) || ctx.rank(0) != 4 || ctx.rank(1) != 4 || ctx.rank(2) != 4 || dropout_p != 0 ||
       (is_causal && !ctx.none(3)))
     return scaled_dot_product_attention(ctx);
-  if (ctx.dim_is_dynamic(0, 1) || ctx.dim_is_dynamic(1, 1)) return scaled_dot_product_attention(ctx);
-  const int64_t hq = ctx.sizes(0)[1], hk = ctx.sizes(1)[1];
+  // Head counts: with both known (the example's, the same for every input), what PyTorch accepts is checked here;
+  // unknown (the example run stopped before this call: a mixture of experts' routing), the node shares the kv
+  // heads among the query heads at run time as PyTorch does for every input it accepts (the same heads, one kv
+  // head broadcast, or enable_gqa's groups of consecutive query heads).
+  const auto hq = ctx.known_static_dim(0, 1), hk = ctx.known_static_dim(1, 1);
   const bool enable_gqa = ctx.num_args() > 7 && !ctx.none(7) && ctx.b(7);
   // (one kv head broadcast over the query heads, as multi-query attention calls sdpa without enable_gqa:
   // Attention's grouped-query sharing of that head)
-  if (hq != hk && hk != 1 && (!enable_gqa || hk <= 0 || hq % hk)) return scaled_dot_product_attention(ctx);
+  if (hq && hk && *hq != *hk && *hk != 1 && (!enable_gqa || *hk <= 0 || *hq % *hk))
+    return scaled_dot_product_attention(ctx);
   double scale = 0;
   if (auto given = ctx.num_args() > 6 ? ctx.opt_f(6) : std::nullopt) {
     scale = *given;
     if (!(scale > 0)) return scaled_dot_product_attention(ctx);  // (ONNX Runtime takes positive scales only)
   } else {
-    const int64_t e = ctx.sizes(0).back();
-    if (e <= 0) return scaled_dot_product_attention(ctx);
-    // (a dynamic head size: the Attention node's default scale, 1/sqrt(E) at run time)
-    scale = ctx.dim_is_dynamic(0, -1) ? 0.0 : 1.0 / std::sqrt(static_cast<double>(e));
+    // (a dynamic or unknown head size: the Attention node's default scale, 1/sqrt(E) at run time)
+    const auto e = ctx.known_static_dim(0, -1);
+    if (e && *e <= 0) return scaled_dot_product_attention(ctx);
+    scale = e ? 1.0 / std::sqrt(static_cast<double>(*e)) : 0.0;
   }
   ir::Value *allowed = nullptr, *bias = nullptr;
   if (!ctx.none(3)) {

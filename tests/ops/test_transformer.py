@@ -180,6 +180,39 @@ def eager_cases():
     ]
 
 
+class Routed(nn.Module):
+    """sdpa after a mixture of experts' grouped product (aten::_grouped_mm: its meta kernel takes bfloat16 only,
+    so the example run resized along the dynamic axes stops there) with the heads from a view's -1: the query's
+    heads and head size are not known when sdpa converts; the Attention node shares the kv heads at run time (it
+    was refused: 'dim 3 of argument 0 (query) is dynamic')."""
+
+    def __init__(self, **kw):
+        super().__init__()
+        self.kw = kw
+
+    def forward(self, x, w, offs, kv):
+        h = torch._grouped_mm(x, w, offs=offs)
+        q = h.view(kv.shape[0], -1, 4, 8).transpose(1, 2)
+        return torch.nn.functional.scaled_dot_product_attention(q, kv, kv, **self.kw)
+
+
+def routed_cases(g):
+    if not hasattr(torch, "_grouped_mm"):
+        return []
+    offs = torch.tensor([3, 3, 8], dtype=torch.int32)
+    x, w = torch.randn(8, 16, generator=g), torch.randn(3, 16, 32, generator=g)
+    flags = ("--dynamic-axes", '{"x":[0],"kv":[0]}', "--input-names", "x,w,offs,kv")
+    kv, kv2 = torch.randn(2, 4, 7, 8, generator=g), torch.randn(2, 2, 7, 8, generator=g)
+    more = [(torch.randn(16, 16, generator=g), w, torch.tensor([5, 9, 16], dtype=torch.int32),
+             torch.randn(4, 4, 7, 8, generator=g))]
+    return [
+        Case("sdpa_heads_unknown", Routed(), (x, w, offs, kv), pt2=False, extra=flags, min_opset=23,
+             expect_ops={23: ("Attention",)}, more_args=more),
+        Case("sdpa_heads_unknown_gqa", Routed(enable_gqa=True), (x, w, offs, kv2), pt2=False, extra=flags,
+             min_opset=23, expect_ops={23: ("Attention",)}),
+    ]
+
+
 def sdpa_cases():
     """torch 2.x only (1.13 has no scaled_dot_product_attention)."""
     if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
@@ -208,7 +241,7 @@ def sdpa_cases():
         Case("sdpa_dropout_zero", SDPA(dropout_p=0.0), (q, k, v)),
         Case("sdpa_double", SDPA(), (q.double(), k.double(), v.double())),
         Case("sdpa_dropout_shape", SDPA(dropout_p=0.5), (q, k, v), check="shape", opsets=(17,)),
-    ]
+    ] + routed_cases(g)
 
 
 CASES = sdpa_cases() + eager_cases() + [

@@ -1,6 +1,8 @@
 // onnx_passes::fuse_attention_cache
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ir/graph.h"
 #include "onnx_passes/passes.h"
 #include "pass_fixture.h"
@@ -102,6 +104,37 @@ TEST(FuseAttentionCache, ABroadcastThatIsNotARepeatOrACausalMaskStays) {
     f.run();
     EXPECT_EQ(f.g.outputs()[0]->producer()->num_inputs(), 3u);
   }
+}
+
+TEST(FuseAttentionCache, ASlidingWindowsReturnedCacheReadsThePresentOutput) {
+  // the returned cache is cat(past, new)[:, :, -3:], written right after the concatenation (before the node):
+  // it is computed again from present_key / present_value, and the Concats go
+  Fixture f;
+  const ir::DType F = ir::DType::Float;
+  ir::Value* q = f.g.add_input("q", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}));
+  ir::Value* k = f.g.add_input("k", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}));
+  ir::Value* v = f.g.add_input("v", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}));
+  ir::Value* pk = f.g.add_input("past_k", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("past"), Dim::of(8)}));
+  ir::Value* pv = f.g.add_input("past_v", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("past"), Dim::of(8)}));
+  const ir::ValueType cat_type = typed(F, {Dim::named("batch"), Dim::of(2), Dim{}, Dim::of(8)});
+  ir::Value* kc = f.op("Concat", {pk, k}, cat_type, {{"axis", int64_t{2}}});
+  ir::Value* vc = f.op("Concat", {pv, v}, cat_type, {{"axis", int64_t{2}}});
+  const int64_t kEnd = std::numeric_limits<int64_t>::max();
+  ir::Value* wk = f.op("Slice", {kc, f.ints({-3}), f.ints({kEnd}), f.ints({2})}, cat_type);
+  ir::Value* wv = f.op("Slice", {vc, f.ints({-3}), f.ints({kEnd}), f.ints({2})}, cat_type);
+  f.g.rename(wk, "window_k");
+  ir::Value* y = f.op("Attention", {q, kc, vc}, typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}),
+                      {{"is_causal", int64_t{0}}, {"scale", 0.25}});
+  f.g.add_output(y);
+  f.g.add_output(wk);
+  f.g.add_output(wv);
+  f.run();
+  EXPECT_EQ(f.count("Concat"), 0u);
+  ir::Node* att = f.g.outputs()[0]->producer();
+  ASSERT_EQ(att->num_inputs(), 6u);
+  EXPECT_EQ(f.g.outputs()[1]->producer()->input(0), att->output(1));
+  EXPECT_EQ(f.g.outputs()[2]->producer()->input(0), att->output(2));
+  EXPECT_EQ(f.g.outputs()[1]->name(), "window_k");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // onnx_passes::sizes: dims proved equal through the ops the attention fusions look through.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "onnx_passes/sizes.h"
 #include "pass_fixture.h"
 
@@ -91,6 +93,40 @@ TEST(Sizes, UnsqueezeGatherRangeMatMulAndAttention) {
   EXPECT_EQ(dim_of(att, 2), named("seq"));
   EXPECT_EQ(dim_of(att, 3), constant_size(6));  // the values' head size
   EXPECT_EQ(elements(f.op("Shape", {att}, ir::ValueType::tensor(ir::DType::Int64, {4})))->at(2), named("seq"));
+}
+
+TEST(Sizes, SlicesAlongARunTimeLengthAndTheirArithmetic) {
+  // a sliding window's cache: past[:, :, -7:] has min(past, 7) = past - max(0, past - 7) rows, as the length
+  // torch.export computes for it (past + (-1) * max(0, past + -7))
+  PassFixture f;
+  const int64_t kEnd = std::numeric_limits<int64_t>::max();
+  ir::Value* past = f.g.add_input("past", typed({Dim::named("batch"), Dim::of(2), Dim::named("past"), Dim::of(8)}));
+  const ir::ValueType scalar = ir::ValueType::tensor(ir::DType::Int64, std::vector<int64_t>{});
+  ir::Value* n = f.op("Gather", {f.op("Shape", {past}, ir::ValueType::tensor(ir::DType::Int64, {4})), f.ints({2}, true)},
+                      scalar, {{"axis", int64_t{0}}});
+  auto slice = [&](int64_t b, int64_t e) {
+    return f.op("Slice", {past, f.ints({b}), f.ints({e}), f.ints({2})}, unknown_dims(4));
+  };
+  ir::Value* over = f.op("Max", {f.ints({0}, true), f.op("Add", {f.ints({-7}, true), n}, scalar)}, scalar);
+  ir::Value* window = f.op("Add", {n, f.op("Mul", {f.ints({-1}, true), over}, scalar)}, scalar);
+  EXPECT_EQ(dim_of(slice(-7, kEnd), 2), elements(window)->at(0));
+  EXPECT_NE(dim_of(slice(-6, kEnd), 2), elements(window)->at(0));
+  // past[:, :, :5]: past - max(past - 5, 0), written with Sub
+  ir::Value* head = f.op("Sub", {n, f.op("Max", {f.op("Sub", {n, f.ints({5}, true)}, scalar), f.ints({0}, true)},
+                                          scalar)}, scalar);
+  EXPECT_EQ(dim_of(slice(0, 5), 2), elements(head)->at(0));
+  // past[:, :, 3:]: max(0, past - 3), not past - 3 (past may be shorter)
+  ir::Value* tail = f.op("Max", {f.op("Sub", {n, f.ints({3}, true)}, scalar), f.ints({0}, true)}, scalar);
+  EXPECT_EQ(dim_of(slice(3, kEnd), 2), elements(tail)->at(0));
+  EXPECT_NE(dim_of(slice(3, kEnd), 2), elements(f.op("Sub", {n, f.ints({3}, true)}, scalar))->at(0));
+  // a static length: the number
+  ir::Value* fixed = f.g.add_input("fixed", typed({Dim::of(10)}));
+  EXPECT_EQ(dim_of(f.op("Slice", {fixed, f.ints({-7}), f.ints({kEnd}), f.ints({0})}, unknown_dims(1)), 0),
+            constant_size(7));
+  // an atom and its negation cancel; 2 * n is n + n
+  EXPECT_EQ(elements(f.op("Sub", {n, n}, scalar))->at(0), constant_size(0));
+  EXPECT_EQ(elements(f.op("Mul", {n, f.ints({2}, true)}, scalar))->at(0),
+            elements(f.op("Add", {n, n}, scalar))->at(0));
 }
 
 }  // namespace
