@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "onnx_passes/eager_attention.h"
 #include "onnx_passes/mask_values.h"
 #include "onnx_passes/match.h"
 #include "onnx_passes/passes.h"
@@ -43,60 +44,10 @@ using match::producer_of;
 using match::scalar_constant;
 using sizes::constant_size;
 using sizes::dim_of;
+using sizes::elements;
+using sizes::sum;
 using sizes::Size;
-
-bool read_once(const ir::Value* v) { return v->uses().size() == 1 && v->uses()[0].user; }
-
-// x * c, c * x or x / c with c a one-element constant of rank <= x's: (x, the factor).
-std::optional<std::pair<ir::Value*, double>> scaled(ir::Value* v) {
-  ir::Node* n = v->producer();
-  if (!n || !n->domain().empty() || n->num_inputs() != 2) return std::nullopt;
-  auto factor = [&](int k) -> std::optional<double> {
-    const ir::Tensor* t = n->input(k)->constant();
-    const int64_t other = n->input(1 - k)->type().rank();
-    if (!t || t->numel() != 1 || other < 0 || static_cast<int64_t>(t->dims().size()) > other) return std::nullopt;
-    return scalar_constant(n->input(k));
-  };
-  if (n->op_type() == "Mul") {
-    for (int k = 0; k < 2; ++k)
-      if (auto c = factor(k)) return std::make_pair(n->input(1 - k), *c);
-  } else if (n->op_type() == "Div") {
-    if (auto c = factor(1); c && *c != 0) return std::make_pair(n->input(0), 1.0 / *c);
-  }
-  return std::nullopt;
-}
-
-struct Scores {
-  ir::Value *q = nullptr, *k = nullptr;
-  double scale = 1;
-  int nodes = 2;  // the nodes of the chain: the product and k's Transpose, and the scales
-};
-
-// q @ k^T [* s], with q possibly scaled itself: every step read once.
-std::optional<Scores> scores(ir::Value* x) {
-  Scores s;
-  if (auto m = scaled(x)) {
-    if (!read_once(m->first)) return std::nullopt;
-    s.scale = m->second;
-    s.nodes += 1;
-    x = m->first;
-  }
-  ir::Node* qk = producer_of(x, "MatMul");
-  if (!qk) return std::nullopt;
-  ir::Node* kt = producer_of(qk->input(1), "Transpose");
-  if (!kt || !read_once(qk->input(1)) || kt->attr_ints("perm") != std::vector<int64_t>{0, 1, 3, 2})
-    return std::nullopt;
-  s.k = kt->input(0);
-  s.q = qk->input(0);
-  if (auto m = scaled(s.q); m && read_once(s.q)) {
-    s.q = m->first;
-    s.scale *= m->second;
-    s.nodes += 1;
-  }
-  return s;
-}
-
-bool attention_dtype(ir::DType t) { return t == ir::DType::Float || t == ir::DType::Float16; }
+using namespace eager_attention;
 
 ir::Value* shape_part(ir::Graph& g, ir::Value* x, int64_t start, int64_t end) {
   ir::Value* s = g.create_node("Shape", {x}, 1, {{"start", start}, {"end", end}})->output(0);
@@ -160,49 +111,6 @@ ir::Value* nan_where_all_minus_inf(ir::Graph& g, ir::Value* y, ir::Value* mask) 
   return out;
 }
 
-// An additive term of the mask: a value, or Where(cond, 0, fill) for a
-// Where(cond, scores, fill) with fill -inf or the dtype's lowest (scores +
-// lowest is lowest for any score short of 1e31: the same value).
-struct Term {
-  ir::Value* value = nullptr;
-  ir::Value* cond = nullptr;
-  ir::Value* fill = nullptr;
-};
-
-bool masking_fill(ir::Value* fill, ir::DType dt) {
-  const ir::Tensor* t = fill->constant();
-  auto c = scalar_constant(fill);
-  if (!t || !c || t->dtype() != dt || t->dims().size() > 0) return false;
-  const double lowest = dt == ir::DType::Float16 ? -65504.0 : static_cast<double>(std::numeric_limits<float>::lowest());
-  return *c == lowest || (std::isinf(*c) && *c < 0);
-}
-
-// The scores under additive terms ((s + m1) + m2, Where(c, s, lowest)), each
-// step read once; the terms innermost first.
-std::optional<Scores> collect(ir::Value* s, ir::DType dt, std::vector<Term>& terms, int depth = 0) {
-  if (auto sc = scores(s)) return sc;
-  ir::Node* n = s->producer();
-  if (!n || !n->domain().empty() || depth > 4) return std::nullopt;
-  if (n->op_type() == "Add" && n->num_inputs() == 2) {
-    for (int k = 0; k < 2; ++k) {
-      const size_t mark = terms.size();
-      if (!read_once(n->input(k))) continue;
-      if (auto sc = collect(n->input(k), dt, terms, depth + 1)) {
-        terms.push_back(Term{n->input(1 - k)});
-        return sc;
-      }
-      terms.resize(mark);
-    }
-  } else if (n->op_type() == "Where" && masking_fill(n->input(2), dt) && read_once(n->input(1)) &&
-             n->input(0)->dtype() == ir::DType::Bool) {
-    if (auto sc = collect(n->input(1), dt, terms, depth + 1)) {
-      terms.push_back(Term{nullptr, n->input(0), n->input(2)});
-      return sc;
-    }
-  }
-  return std::nullopt;
-}
-
 ir::ValueType of_rank(ir::DType dt, int64_t rank) {
   ir::ValueType t = ir::ValueType::tensor(dt);
   t.has_shape = true;
@@ -210,11 +118,39 @@ ir::ValueType of_rank(ir::DType dt, int64_t rank) {
   return t;
 }
 
+// A proved size as a type's dim: static, a named dynamic dim, or unknown.
+ir::Dim as_dim(const Size& d) {
+  if (auto v = d.value()) return ir::Dim::of(*v);
+  if (d.constant == 0 && d.atoms.size() == 1 && d.atoms[0].rfind("p:", 0) == 0) return ir::Dim::named(d.atoms[0].substr(2));
+  return ir::Dim{};
+}
+
 // The terms' sum, built at g's insert point (the nodes made go to `made`).
 ir::Value* mask_of(ir::Graph& g, const std::vector<Term>& terms, ir::DType dt, std::vector<ir::Node*>& made) {
-  ir::Value* sum = nullptr;
+  ir::Value* total = nullptr;
   for (const Term& t : terms) {
     ir::Value* m = t.value;
+    if (m && t.heads < 0) {  // [1, L, S] -> [1, 1, L, S]
+      ir::Node* axes = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_int64s({0})}});
+      axes->output(0)->set_type(ir::ValueType::tensor(ir::DType::Int64, {1}));
+      ir::Node* u = g.create_node("Unsqueeze", {m, axes->output(0)}, 1);
+      u->output(0)->set_type(of_rank(dt, 4));
+      made.insert(made.end(), {axes, u});
+      m = u->output(0);
+    } else if (m && t.heads > 0) {  // [B*H, L, S] -> [B, H, L, S]
+      ir::Node* lead = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_int64s({-1, t.heads})}});
+      lead->output(0)->set_type(ir::ValueType::tensor(ir::DType::Int64, {2}));
+      ir::Node* rest = g.create_node("Shape", {m}, 1, {{"start", int64_t{1}}, {"end", int64_t{3}}});
+      rest->output(0)->set_type(ir::ValueType::tensor(ir::DType::Int64, {2}));
+      ir::Node* to = g.create_node("Concat", {lead->output(0), rest->output(0)}, 1, {{"axis", int64_t{0}}});
+      to->output(0)->set_type(ir::ValueType::tensor(ir::DType::Int64, {4}));
+      ir::Node* r = g.create_node("Reshape", {m, to->output(0)}, 1);
+      ir::ValueType type = of_rank(dt, 4);  // (what is proved of its dims, for the checks that follow)
+      type.shape = {as_dim(t.batch), ir::Dim::of(t.heads), as_dim(dim_of(m, 1)), as_dim(dim_of(m, 2))};
+      r->output(0)->set_type(type);
+      made.insert(made.end(), {lead, rest, to, r});
+      m = r->output(0);
+    }
     if (!m) {
       ir::Node* zero = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_doubles(dt, {0.0}, {})}});
       zero->output(0)->set_type(ir::ValueType::tensor(dt, std::vector<int64_t>{}));
@@ -223,15 +159,15 @@ ir::Value* mask_of(ir::Graph& g, const std::vector<Term>& terms, ir::DType dt, s
       made.insert(made.end(), {zero, w});
       m = w->output(0);
     }
-    if (sum) {
-      ir::Node* add = g.create_node("Add", {sum, m}, 1);
-      add->output(0)->set_type(of_rank(dt, std::max(sum->type().rank(), m->type().rank())));
+    if (total) {
+      ir::Node* add = g.create_node("Add", {total, m}, 1);
+      add->output(0)->set_type(of_rank(dt, std::max(total->type().rank(), m->type().rank())));
       made.push_back(add);
       m = add->output(0);
     }
-    sum = m;
+    total = m;
   }
-  return sum;
+  return total;
 }
 
 // Whether x is a KV cache's concatenation along the sequence (directly or
@@ -257,6 +193,14 @@ size_t computing(const std::vector<ir::Node*>& made) {
 bool fuse(ir::Graph& g, ir::Node* mm) {
   if (mm->op_type() != "MatMul" || !mm->domain().empty() || mm->num_inputs() != 2) return false;
   ir::Value *probs = mm->input(0), *v = mm->input(1);
+  // heads merged into the batch (3-D): the probabilities' and the values' merges undone
+  const bool merged = probs->type().rank() == 3;
+  ir::Node* merge = merged ? producer_of(probs, "Reshape") : nullptr;
+  if (merged) {
+    probs = unmerged(probs);
+    v = unmerged(v);
+    if (!probs || !v) return false;
+  }
   ir::Node* sm = producer_of(probs, "Softmax");
   if (!sm || !read_once(probs)) return false;
   ir::Value* s = sm->input(0);
@@ -264,7 +208,7 @@ bool fuse(ir::Graph& g, ir::Node* mm) {
   if (s->type().rank() != 4 || (axis != -1 && axis != 3) || !read_once(s)) return false;
   const ir::DType dt = s->dtype();
   std::vector<Term> terms;
-  const std::optional<Scores> sc = collect(s, dt, terms);
+  const std::optional<Scores> sc = collect(s, dt, terms, merged ? merged_scores : plain_scores);
   if (!sc || !(sc->scale > 0) || !std::isfinite(sc->scale)) return false;
   ir::Value *q = sc->q, *k = sc->k;
   if (!attention_dtype(dt) || q->dtype() != dt || k->dtype() != dt || v->dtype() != dt ||
@@ -275,9 +219,18 @@ bool fuse(ir::Graph& g, ir::Node* mm) {
   if (dim_of(k, 0) != batch || dim_of(v, 0) != batch || dim_of(k, 2) != dim_of(v, 2)) return false;
   const auto hq = dim_of(q, 1).value(), hk = dim_of(k, 1).value(), hv = dim_of(v, 1).value();
   if (!hq || !hk || !hv || *hk != *hv || *hq <= 0 || (*hk != *hq && *hk != 1)) return false;
+  if (merged && *hk != *hq) return false;  // (the merged batch holds every head)
   for (const Term& t : terms) {
     const ir::Value* m = t.value ? t.value : t.cond;
     if ((t.value && m->dtype() != dt) || m->type().rank() < 0 || m->type().rank() > 4) return false;
+  }
+  // merged: the output merges its heads back, with the probabilities' merge when it reads [B*H, L, -1]
+  ir::Value* merge_to = nullptr;
+  if (merged) {
+    const auto t = elements(merge->input(1));
+    if (t && t->size() == 3 && (*t)[2] == constant_size(-1) && (*t)[0] != constant_size(-1) &&
+        (*t)[1] != constant_size(-1))
+      merge_to = merge->input(1);
   }
   const std::shared_ptr<const ir::Origin> was = g.current_origin();
   g.set_current_origin(mm->origin());
@@ -300,9 +253,10 @@ bool fuse(ir::Graph& g, ir::Node* mm) {
   // cost nodes per layer that the decomposed form does not have.
   const bool minus_inf = mask && mask_may_hold_minus_inf(mask);
   if (ok && !(cache_concat(k) && cache_concat(v))) {
-    const size_t removed = 2 + static_cast<size_t>(sc->nodes) + terms.size();
+    const size_t removed = 2 + static_cast<size_t>(sc->nodes) + terms.size() + (merged ? 2 : 0);
     const bool guarded = mask && mask_may_hold_lowest(mask) && !mask->constant() && !producer_of(mask, "Where");
-    const size_t added = 1 + computing(made) + (expand ? 3 : 0) + (guarded ? 2 : 0) + (minus_inf ? 3 : 0);
+    const size_t added = 1 + computing(made) + (expand ? 3 : 0) + (guarded ? 2 : 0) + (minus_inf ? 3 : 0) +
+                         (merged ? (merge_to ? 1 : 3) : 0);
     ok = added <= removed;
   }
   if (!ok) {
@@ -316,8 +270,18 @@ bool fuse(ir::Graph& g, ir::Node* mm) {
   if (mask) ins.push_back(mask);
   ir::Node* att = g.create_node("Attention", ins, 1, {{"is_causal", int64_t{0}}, {"scale", sc->scale}});
   ir::Value* y = att->output(0);
-  y->set_type(mm->output(0)->type());
+  y->set_type(merged ? of_rank(dt, 4) : mm->output(0)->type());
   if (minus_inf) y = nan_where_all_minus_inf(g, y, mask);
+  if (merged) {
+    if (!merge_to) {
+      ir::Value* lead = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_int64s({-1})}})->output(0);
+      lead->set_type(ir::ValueType::tensor(ir::DType::Int64, {1}));
+      merge_to = g.create_node("Concat", {lead, shape_part(g, y, 2, 4)}, 1, {{"axis", int64_t{0}}})->output(0);
+      merge_to->set_type(ir::ValueType::tensor(ir::DType::Int64, {3}));
+    }
+    y = g.create_node("Reshape", {y, merge_to}, 1)->output(0);
+    y->set_type(mm->output(0)->type());
+  }
   g.set_insert_point(nullptr);
   g.set_current_origin(was);
   replace_keeping_name(g, mm->output(0), y);

@@ -59,10 +59,28 @@ Size max0(const Size& a) {
 
 namespace {
 
+// The steps left to one question (dim_of / elements called from outside):
+// each look through a node is one; a question that runs out is answered
+// "nothing known", so a deep graph never costs more than this per question.
+constexpr int64_t kSteps = 4096;
+thread_local int64_t steps_left = 0;
+thread_local int nesting = 0;
+
+struct Step {
+  Step() {
+    if (nesting++ == 0) steps_left = kSteps;
+  }
+  ~Step() { --nesting; }
+  Step(const Step&) = delete;
+  Step& operator=(const Step&) = delete;
+  bool exhausted() const { return --steps_left < 0; }
+};
+
 // Ops whose output has their first input's shape.
 bool keeps_shape(const ir::Node* n) {
-  static const char* const kOps[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization", "Identity",
-                                     "Cast",            "Neg",              "Relu",               "Sigmoid", "Tanh"};
+  static const char* const kOps[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization", "Identity", "Cast",
+                                     "Neg", "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "Log", "Sqrt",
+                                     "Erf", "Abs", "Gelu", "Swish", "Softplus", "Not", "Sin", "Cos", "Reciprocal"};
   for (const char* op : kOps)
     if (n->op_type() == op) return n->domain().empty();
   return false;
@@ -93,10 +111,12 @@ std::optional<Size> broadcast_dim(const std::vector<Size>& dims) {
 }  // namespace
 
 Size dim_of(const ir::Value* x, int64_t axis, int depth) {
+  const Step step;
   const ir::ValueType& t = x->type();
   const int64_t rank = t.rank_varies ? -1 : t.rank();
   if (axis < 0 && rank >= 0) axis += rank;
   Size atom{0, {"v:" + std::to_string(reinterpret_cast<uintptr_t>(x)) + ":" + std::to_string(axis)}};
+  if (step.exhausted()) return atom;
   if (axis < 0 || (rank >= 0 && axis >= rank)) return atom;
   if (rank >= 0) {
     const ir::Dim& d = t.shape[static_cast<size_t>(axis)];
@@ -105,7 +125,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
     if (d.is_symbolic() && d.param.rfind("unk__", 0) != 0) return Size{0, {"p:" + d.param}};
   }
   const ir::Node* n = x->producer();
-  if (!n || depth > 16 || !n->domain().empty()) return atom;
+  if (!n || depth > 32 || !n->domain().empty()) return atom;
   if (keeps_shape(n) && n->input(0)) return dim_of(n->input(0), axis, depth + 1);
   // Slice / Split keep the sizes of the axes they do not cut
   if ((n->op_type() == "Slice" || n->op_type() == "Split") && n->input(0) && rank >= 0) {
@@ -140,7 +160,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
     return dim_of(n->input(0), perm[static_cast<size_t>(axis)], depth + 1);
   }
   if (n->op_type() == "Reshape" && n->attr_i("allowzero", 0) == 0) {
-    const auto to = elements(n->input(1));
+    const auto to = elements(n->input(1), depth + 1);
     if (!to || axis >= static_cast<int64_t>(to->size())) return atom;
     const Size& e = (*to)[static_cast<size_t>(axis)];
     if (e == constant_size(0)) return dim_of(n->input(0), axis, depth + 1);
@@ -195,7 +215,8 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
   }
   if (n->op_type() == "Gather" && rank >= 0) {
     const ir::Value *data = n->input(0), *idx = n->input(1);
-    const int64_t rd = data->type().rank(), ri = idx->type().rank();
+    const int64_t rd = data->type().rank();
+    const int64_t ri = idx->constant() ? static_cast<int64_t>(idx->constant()->dims().size()) : idx->type().rank();
     int64_t a = n->attr_i("axis", 0);
     if (a < 0) a += rd;
     if (rd < 0 || ri < 0 || a < 0 || a >= rd) return atom;
@@ -222,7 +243,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
   }
   if (n->op_type() == "Range") {  // Range(0, n, 1): n elements
     auto start = const_ints(n->input(0)), delta = const_ints(n->input(2));
-    auto limit = elements(n->input(1));
+    auto limit = elements(n->input(1), depth + 1);
     if (start && delta && limit && start->size() == 1 && delta->size() == 1 && (*start)[0] == 0 &&
         (*delta)[0] == 1 && limit->size() == 1)
       return (*limit)[0];
@@ -238,7 +259,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
       if (k >= 0) aligned.push_back(dim_of(in, k, depth + 1));
     }
     if (n->op_type() == "Expand") {
-      const auto to = elements(n->input(1));
+      const auto to = elements(n->input(1), depth + 1);
       if (!to) return atom;
       const int64_t k = axis - (rank - static_cast<int64_t>(to->size()));
       if (k >= 0) aligned.push_back((*to)[static_cast<size_t>(k)]);
@@ -253,7 +274,9 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
 // around its sizes, or the Where(Equal(s, -1), 1, s) of other writers), or
 // none if it is something else.
 std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
-  if (!v || depth > 12) return std::nullopt;
+  const Step step;
+  if (step.exhausted()) return std::nullopt;
+  if (!v || depth > 32) return std::nullopt;
   if (auto c = const_ints(v)) {
     std::vector<Size> out;
     for (int64_t x : *c) out.push_back(constant_size(x));
@@ -269,7 +292,7 @@ std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
     auto clamp = [&](int64_t k) { return std::max<int64_t>(0, std::min(rank, k < 0 ? k + rank : k)); };
     const int64_t start = clamp(n->attr_i("start", 0)), end = clamp(n->attr_i("end", rank));
     std::vector<Size> out;
-    for (int64_t k = start; k < end; ++k) out.push_back(dim_of(x, k));
+    for (int64_t k = start; k < end; ++k) out.push_back(dim_of(x, k, depth + 1));
     return out;
   }
   if (op == "Concat") {
@@ -340,6 +363,24 @@ std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
       else if (r.value() && *r.value() < 0) return std::nullopt;
     }
     return e;
+  }
+  if (op == "Div" || op == "Mod") {  // (elements() holds integer shape computations only)
+    // (b * h) / h: b, and (b * h) % h: 0, when h divides every term (the floor division PyTorch's
+    // exporters write as (x - x % h) / h)
+    auto a = elements(n->input(0), depth + 1), c = elements(n->input(1), depth + 1);
+    if (!a || !c || a->size() != 1 || c->size() != 1 || !(*c)[0].value() || *(*c)[0].value() <= 0) return std::nullopt;
+    const int64_t by = *(*c)[0].value();
+    const Size& x = (*a)[0];
+    if (x.constant % by != 0) return std::nullopt;
+    Size out = constant_size(x.constant / by);
+    for (size_t i = 0; i < x.atoms.size();) {  // (sorted: equal atoms are adjacent)
+      size_t j = i;
+      while (j < x.atoms.size() && x.atoms[j] == x.atoms[i]) ++j;
+      if ((j - i) % static_cast<size_t>(by) != 0) return std::nullopt;
+      out.atoms.insert(out.atoms.end(), (j - i) / static_cast<size_t>(by), x.atoms[i]);
+      i = j;
+    }
+    return std::vector<Size>{op == "Mod" ? constant_size(0) : out};
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Max") {
     auto a = elements(n->input(0), depth + 1), b = elements(n->input(1), depth + 1);

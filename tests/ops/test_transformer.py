@@ -135,6 +135,26 @@ class Eager(nn.Module):
         return (y, p) if self.weights else y
 
 
+class Merged(nn.Module):
+    """BLOOM's attention: the heads merged into the batch, baddbmm adding a per-head bias (alibi, [B*H, 1, S]),
+    the view back to [B, H, L, S], a mask, softmax, the view, bmm; a decoding step (k and v concatenated to past
+    ones). fuse_eager_attention: one Attention node taking the cache, the bias viewed as [B, H, 1, S]."""
+
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, q, past_k, k, past_v, v, bias, mask):
+        b, h, length, d = q.shape
+        k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
+        q3 = q.reshape(b * h, -1, d)
+        k3 = k.reshape(b * h, -1, d).transpose(-1, -2)
+        v3 = v.reshape(b * h, -1, d)
+        w = bias.baddbmm(batch1=q3, batch2=k3, beta=1.0, alpha=self.alpha).view(b, h, length, -1) + mask
+        y = torch.bmm(torch.softmax(w, dim=-1).view(b * h, length, -1), v3)
+        return y.view(b, h, length, d)
+
+
 def attention_rows(g, shape):
     """A float mask with a row of finfo.min only (PyTorch: the mean of the values; ONNX Runtime's Attention
     would give zeros: guard_attention_masks), a row mixing finfo.min and -inf, and a row of -inf only."""
@@ -175,6 +195,9 @@ def eager_cases():
         Case("eager_attention_unscaled", Eager(), (q, k, v), expect_ops=fused),
         Case("eager_attention_one_kv_head", Eager(divide=2.8), (q, *one_head, float_mask), expect_ops=fused),
         Case("eager_attention_weights", Eager(divide=2.8, weights=True), (q, k7, v7, float_mask)),
+        Case("eager_attention_merged_heads", Merged(0.35),
+             (q, k7[:, :, :3], k7[:, :, 3:5], torch.randn(2, 4, 3, 8, generator=g), torch.randn(2, 4, 2, 8, generator=g),
+              torch.randn(8, 1, 5, generator=g), float_mask[:, :, :, :5]), expect_ops=fused),
         Case("eager_attention_half", Eager(divide=2.8), (q.half(), k7.half(), v7.half(), float_mask.half()),
              atol_scale=2e-3, opsets=(23,)),
     ]

@@ -123,10 +123,28 @@ TEST(Sizes, SlicesAlongARunTimeLengthAndTheirArithmetic) {
   ir::Value* fixed = f.g.add_input("fixed", typed({Dim::of(10)}));
   EXPECT_EQ(dim_of(f.op("Slice", {fixed, f.ints({-7}), f.ints({kEnd}), f.ints({0})}, unknown_dims(1)), 0),
             constant_size(7));
+  // (n * 4 - n * 4 % 4) / 4 is n: the floor division of a merged batch by its heads, as exporters write it
+  ir::Value* merged = f.op("Mul", {n, f.ints({4}, true)}, scalar);
+  ir::Value* floor = f.op("Div", {f.op("Sub", {merged, f.op("Mod", {merged, f.ints({4}, true)}, scalar)}, scalar),
+                                  f.ints({4}, true)}, scalar);
+  EXPECT_EQ(elements(floor)->at(0), elements(n)->at(0));
+  EXPECT_FALSE(elements(f.op("Div", {n, f.ints({4}, true)}, scalar)).has_value());  // (n / 4: not a sum of sizes)
   // an atom and its negation cancel; 2 * n is n + n
   EXPECT_EQ(elements(f.op("Sub", {n, n}, scalar))->at(0), constant_size(0));
   EXPECT_EQ(elements(f.op("Mul", {n, f.ints({2}, true)}, scalar))->at(0),
             elements(f.op("Add", {n, n}, scalar))->at(0));
+}
+
+TEST(Sizes, EveryQuestionIsBounded) {
+  // x_{i+1} = x_i + x_i: each dim question asks both operands, 2^n looks for n levels without a bound
+  PassFixture f;
+  ir::Value* x = f.g.add_input("x", typed({Dim::named("batch"), Dim::of(4)}));
+  ir::Value* y = x;
+  for (int i = 0; i < 5; ++i) y = f.op("Add", {y, y}, unknown_dims(2));
+  EXPECT_EQ(dim_of(y, 0), named("batch"));  // a shallow one is answered
+  for (int i = 0; i < 60; ++i) y = f.op("Add", {y, y}, unknown_dims(2));
+  EXPECT_FALSE(dim_of(y, 0).value());       // a deep one runs out of steps: nothing known (and it returns)
+  EXPECT_EQ(dim_of(y, 1), dim_of(y, 1));    // (the next question starts afresh)
 }
 
 }  // namespace
