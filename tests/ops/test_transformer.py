@@ -198,8 +198,10 @@ def eager_cases():
         Case("eager_attention_merged_heads", Merged(0.35),
              (q, k7[:, :, :3], k7[:, :, 3:5], torch.randn(2, 4, 3, 8, generator=g), torch.randn(2, 4, 2, 8, generator=g),
               torch.randn(8, 1, 5, generator=g), float_mask[:, :, :, :5]), expect_ops=fused),
+        # (float16: at the dynamic sweep's grown sizes PyTorch's half arithmetic and ONNX Runtime's differ by up to
+        # 5e-3 (1 + |torch|), the written-out form as much as the Attention node)
         Case("eager_attention_half", Eager(divide=2.8), (q.half(), k7.half(), v7.half(), float_mask.half()),
-             atol_scale=2e-3, opsets=(23,)),
+             atol_scale=1e-2, opsets=(23,)),
     ]
 
 
