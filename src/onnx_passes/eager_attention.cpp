@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "onnx_passes/mask_values.h"
 #include "onnx_passes/match.h"
 
 namespace torch2onnx::onnx_passes::eager_attention {
@@ -37,8 +38,9 @@ std::optional<std::pair<ir::Value*, double>> scaled(ir::Value* v) {
   return std::nullopt;
 }
 
-// q @ k^T [* s], with q possibly scaled itself: every step read once.
-std::optional<Scores> scores(ir::Value* x) {
+// q @ k^T [* s] with k^T = Transpose(k, perm), q possibly scaled itself:
+// every step read once; q and k as the product reads them.
+std::optional<Scores> product(ir::Value* x, const std::vector<int64_t>& perm) {
   Scores s;
   if (auto m = scaled(x)) {
     if (!read_once(m->first)) return std::nullopt;
@@ -49,8 +51,7 @@ std::optional<Scores> scores(ir::Value* x) {
   ir::Node* qk = producer_of(x, "MatMul");
   if (!qk) return std::nullopt;
   ir::Node* kt = producer_of(qk->input(1), "Transpose");
-  if (!kt || !read_once(qk->input(1)) || kt->attr_ints("perm") != std::vector<int64_t>{0, 1, 3, 2})
-    return std::nullopt;
+  if (!kt || !read_once(qk->input(1)) || kt->attr_ints("perm") != perm) return std::nullopt;
   s.k = kt->input(0);
   s.q = qk->input(0);
   if (auto m = scaled(s.q); m && read_once(s.q)) {
@@ -65,8 +66,8 @@ bool masking_fill(ir::Value* fill, ir::DType dt) {
   const ir::Tensor* t = fill->constant();
   auto c = scalar_constant(fill);
   if (!t || !c || t->dtype() != dt || t->dims().size() > 0) return false;
-  const double lowest = dt == ir::DType::Float16 ? -65504.0 : static_cast<double>(std::numeric_limits<float>::lowest());
-  return *c == lowest || (std::isinf(*c) && *c < 0);
+  const std::optional<double> lowest = dtype_lowest(dt);
+  return (lowest && *c == *lowest) || (std::isinf(*c) && *c < 0);
 }
 
 // Heads merged into the batch, as BLOOM's baddbmm path computes attention:
@@ -84,27 +85,9 @@ Size times(const Size& x, int64_t n) {
 
 // q3 @ k3^T [* s] of merged heads: the scores of the unmerged q and k.
 std::optional<Scores> merged_product(ir::Value* x, ir::DType, std::vector<Term>&) {
-  Scores s;
-  if (auto m = scaled(x)) {
-    if (!read_once(m->first)) return std::nullopt;
-    s.scale = m->second;
-    s.nodes += 1;
-    x = m->first;
-  }
-  ir::Node* qk = producer_of(x, "MatMul");
-  if (!qk) return std::nullopt;
-  ir::Node* kt = producer_of(qk->input(1), "Transpose");
-  if (!kt || !read_once(qk->input(1)) || kt->attr_ints("perm") != std::vector<int64_t>{0, 2, 1}) return std::nullopt;
-  ir::Value* q3 = qk->input(0);
-  if (auto m = scaled(q3); m && read_once(q3)) {
-    q3 = m->first;
-    s.scale *= m->second;
-    s.nodes += 1;
-  }
-  s.q = unmerged(q3);
-  s.k = unmerged(kt->input(0));
-  if (!s.q || !s.k) return std::nullopt;
-  s.nodes += 2;  // (the two reshapes)
+  std::optional<Scores> s = product(x, {0, 2, 1});
+  if (!s || !(s->q = unmerged(s->q)) || !(s->k = unmerged(s->k))) return std::nullopt;
+  s->nodes += 2;  // (the two reshapes)
   return s;
 }
 
@@ -134,7 +117,7 @@ std::optional<Scores> collect(ir::Value* s, ir::DType dt, std::vector<Term>& ter
   return std::nullopt;
 }
 
-std::optional<Scores> plain_scores(ir::Value* x, ir::DType, std::vector<Term>&) { return scores(x); }
+std::optional<Scores> plain_scores(ir::Value* x, ir::DType, std::vector<Term>&) { return product(x, {0, 1, 3, 2}); }
 
 // x4 [B, H, T, D] from x3 = x4.reshape(B*H, T, D).
 ir::Value* unmerged(ir::Value* x3) {

@@ -29,16 +29,6 @@
 namespace torch2onnx::onnx_passes {
 namespace {
 
-std::optional<double> lowest_of(ir::DType t) {
-  switch (t) {
-    case ir::DType::Float16: return -65504.0;
-    case ir::DType::BFloat16: return -3.3895313892515355e38;
-    case ir::DType::Float: return static_cast<double>(std::numeric_limits<float>::lowest());
-    case ir::DType::Double: return std::numeric_limits<double>::lowest();
-    default: return std::nullopt;
-  }
-}
-
 // A lower bound of m's values, read from how it was computed: a constant's
 // least value; through selections, reshapes and Cast; a Where's or a Concat's
 // least; a sum's bounds added. None: anything else (unbounded: it may hold
@@ -100,27 +90,24 @@ std::optional<ir::Tensor> remapped(const ir::Tensor& t, double lowest) {
 
 // Whether a Where's branches are constants (at least one holding `lowest`)
 // or values that hold no `lowest`: remapping the constants guards it.
-bool where_branches_remap(ir::Node* w, double lowest) {
+bool where_branches_remap(ir::Node* w) {
   bool any = false;
   for (size_t i = 1; i < 3; ++i) {
-    ir::Value* b = w->input(i);
-    if (const ir::Tensor* t = b->constant()) {
-      any = any || remapped(*t, lowest).has_value();
-    } else if (mask_may_hold_lowest(b)) {
-      return false;
-    }
+    const bool holds = mask_may_hold_lowest(w->input(i));  // (exactly, for a constant)
+    if (w->input(i)->constant()) any = any || holds;
+    else if (holds) return false;
   }
   return any;
 }
 
 // The guarded source of a mask, built before `at`.
 ir::Value* guarded_source(ir::Graph& g, ir::Value* mask, ir::Node* at) {
-  const std::optional<double> lowest = lowest_of(mask->dtype());
+  const std::optional<double> lowest = dtype_lowest(mask->dtype());
   g.set_insert_point(at);
   ir::Value* out = mask;
   if (const ir::Tensor* t = mask->constant()) {
     if (auto r = remapped(*t, *lowest)) out = constant(g, std::move(*r), mask->type());
-  } else if (ir::Node* w = match::producer_of(mask, "Where"); w && where_branches_remap(w, *lowest)) {
+  } else if (ir::Node* w = match::producer_of(mask, "Where"); w && where_branches_remap(w)) {
     // each branch a constant (its `lowest` replaced) or a value that holds none (kept)
     ir::Value* branch[2] = {w->input(1), w->input(2)};
     for (ir::Value*& b : branch)
@@ -198,8 +185,18 @@ void run(ir::Graph& g) {
 
 }  // namespace
 
+std::optional<double> dtype_lowest(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float16: return -65504.0;
+    case ir::DType::BFloat16: return -3.3895313892515355e38;
+    case ir::DType::Float: return static_cast<double>(std::numeric_limits<float>::lowest());
+    case ir::DType::Double: return std::numeric_limits<double>::lowest();
+    default: return std::nullopt;
+  }
+}
+
 bool mask_may_hold_lowest(ir::Value* m) {
-  const std::optional<double> lowest = lowest_of(m->dtype());
+  const std::optional<double> lowest = dtype_lowest(m->dtype());
   if (!lowest) return false;
   if (const ir::Tensor* t = m->constant()) {  // (exactly)
     for (double x : t->to_doubles())
@@ -211,7 +208,7 @@ bool mask_may_hold_lowest(ir::Value* m) {
 }
 
 bool mask_may_hold_minus_inf(ir::Value* m) {
-  const std::optional<double> lowest = lowest_of(m->dtype());
+  const std::optional<double> lowest = dtype_lowest(m->dtype());
   const std::optional<double> least = lower_bound(m);
   return !lowest || !least || *least < *lowest;  // (a sum below the dtype's range overflows to -inf)
 }
