@@ -8,7 +8,8 @@ torch.onnx's dynamo exporter, side by side in one run (issue 38).
 Each case is exported by each exporter in this process (the corpus's example
 at its first size, its dynamic dims dynamic); each file runs in ONNX Runtime
 on one thread (all graph optimizations), median of --runs runs after one
-warm-up, on the example, and is compared with eager PyTorch there
+warm-up, on the example (the files of a case run in turn, a run of each per
+round), and is compared with eager PyTorch there
 (1e-4 * (1 + max |torch|)). A failed export is reported as such.
 """
 import argparse
@@ -62,19 +63,26 @@ def feeds(session, args, kwargs):
     return {i.name: t.numpy() for i, t in zip(inputs, flat)}
 
 
-def latency(data, feed, runs):
+def session_of(data):
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-    session.run(None, feed)
-    times = []
+    return ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def latencies(sessions, runs):
+    """Median ms per session, the sessions run in turn (one run of each per round, after a warm-up round), so
+    that a slower stretch of the machine weighs on every file alike."""
+    for s, feed in sessions:
+        s.run(None, feed)
+    times = [[] for _ in sessions]
     for _ in range(runs):
-        start = time.perf_counter()
-        out = session.run(None, feed)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000, out
+        for k, (s, feed) in enumerate(sessions):
+            start = time.perf_counter()
+            s.run(None, feed)
+            times[k].append(time.perf_counter() - start)
+    return [statistics.median(t) * 1000 for t in times]
 
 
 def main():
@@ -96,25 +104,30 @@ def main():
         row = {"case": case.name}
         # (the dynamo paths first: a TorchScript export's trace may leave attributes behind in the model that
         # torch.export then fails on, as torch.onnx's does to Swin)
+        timed = []
         for which in sorted(EXPORTERS, key=lambda w: "ts" in w):
             try:
                 data = export(which, model, args, kwargs, shapes, axes, names, a.opset)
                 nodes = len(onnx.load_from_string(data).graph.node)
-                session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
-                ms, out = latency(data, feeds(session, args, kwargs), a.runs)
+                session = session_of(data)
+                feed = feeds(session, args, kwargs)
+                out = session.run(None, feed)
                 ok = len(out) >= len(expected) and all(
                     np.max(np.abs(o - e.numpy()), initial=0) <= 1e-4 * (1 + np.max(np.abs(e.numpy()), initial=0))
                     for o, e in zip(out, expected))
-                row[which] = (nodes, ms, ok)
+                row[which] = (nodes, None, ok)
+                timed.append((which, session, feed))
             except Exception as e:  # (reported in the table: the other exporters still run)
                 row[which] = str(e).splitlines()[0][:80] if str(e) else type(e).__name__
+        for (which, _, _), ms in zip(timed, latencies([(s, f) for _, s, f in timed], a.runs)):
+            row[which] = (row[which][0], ms, row[which][2])
         rows.append(row)
         print(row, flush=True)
     lines = [HEADING, "",
              f"The transformers corpus (`tests/transformers/corpus.py`: small configs, random weights) at opset "
              f"{a.opset}, dynamic dims as the corpus makes them; `bench/bench_graphs.py`. Nodes of each file; "
-             f"ONNX Runtime latency on one thread, median of {a.runs} runs on the example (ms); ✗: differs from "
-             "eager PyTorch there.", "",
+             f"ONNX Runtime latency on one thread, median of {a.runs} runs on the example (ms; the four files of a model "
+             "run in turn, one run each per round); ✗: differs from eager PyTorch there.", "",
              "| model | " + " | ".join(f"{LABELS[w]} nodes" for w in EXPORTERS) + " | "
              + " | ".join(f"{LABELS[w]} ms" for w in EXPORTERS) + " |",
              "|---|" + "---:|" * (2 * len(EXPORTERS))]

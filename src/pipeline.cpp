@@ -65,6 +65,8 @@ const NamedPass kOnnxPasses[] = {
     {"fuse_unsqueezes", onnx_passes::fuse_unsqueezes, true},
     {"fuse_transposes", onnx_passes::fuse_transposes, true},
     {"fuse_shape_slices", onnx_passes::fuse_shape_slices, true},
+    {"read_sizes_at_inputs", onnx_passes::read_sizes_at_inputs, true},
+    {"fold_constants_after_sizes", onnx_passes::fold_constants, true},  // (sizes proved constant, and what reads them)
     {"deduplicate_constants", onnx_passes::deduplicate_constants},
     {"eliminate_common_subexpressions", onnx_passes::eliminate_common_subexpressions, true},
     {"eliminate_dead_code", onnx_passes::eliminate_dead_code},

@@ -54,7 +54,7 @@ std::optional<std::string> GraphInterface::axis_name(const std::string& value, i
 }
 
 void GraphInterface::apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank,
-                                        bool default_name) {
+                                        bool default_name, bool input) {
   auto it = options_.dynamic_axes.find(value);
   if (it == options_.dynamic_axes.end()) return;
   used_dynamic_axes_.insert(value);
@@ -83,7 +83,23 @@ void GraphInterface::apply_dynamic_axes(const std::string& value, ir::ValueType&
       throw Error(Error::Kind::Usage, "dynamic_axes: axis " + std::to_string(a.axis) + " of '" + value +
                                           "' is out of range: it has " + std::to_string(rank) + " dimension" +
                                           (rank == 1 ? "" : "s"));
-    type.shape[static_cast<size_t>(axis)] = ir::Dim::named(*axis_name(value, axis, rank));
+    std::string name = *axis_name(value, axis, rank);
+    const ir::Dim& example = type.shape[static_cast<size_t>(axis)];
+    if (input && example.is_static()) {
+      const std::string where = "dim " + std::to_string(axis) + " of '" + value + "'";
+      auto [seen, fresh] = input_dim_sizes_.emplace(name, std::make_pair(example.value, where));
+      if (!fresh && seen->second.first != example.value) {
+        std::string own = name + "_" + std::to_string(axis);
+        for (int k = 2; input_dim_sizes_.count(own); ++k) own = name + "_" + std::to_string(axis) + "_" + std::to_string(k);
+        warn("dynamic_axes names " + where + " '" + name + "', as " + seen->second.second +
+             ", but the example gives them different sizes (" + std::to_string(example.value) + " and " +
+             std::to_string(seen->second.first) + "): ONNX reads one name as one size, so " + where +
+             " is named '" + own + "'");
+        input_dim_sizes_.emplace(own, std::make_pair(example.value, where));
+        name = own;
+      }
+    }
+    type.shape[static_cast<size_t>(axis)] = ir::Dim::named(name);
   }
 }
 

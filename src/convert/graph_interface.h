@@ -3,6 +3,7 @@
 // dims (dynamic_axes), and the graph outputs.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -32,8 +33,13 @@ class GraphInterface {
   std::optional<std::string> axis_name(const std::string& value, int64_t axis, int64_t rank);
   // Names the dims dynamic_axes lists for `value` in `type` (Error(Usage)
   // for an axis out of range; a warning, and the key ignored, when `value`
-  // is a default output name); a type without a shape gets `rank` dims.
-  void apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank, bool default_name = false);
+  // is a default output name); a type without a shape gets `rank` dims. For
+  // an input (`type` holding the example's sizes), a name already given to a
+  // dim of another size in the example is not reused: ONNX reads one name as
+  // one size (and the ONNX passes prove sizes equal by it), so that dim gets
+  // a name of its own, with a warning.
+  void apply_dynamic_axes(const std::string& value, ir::ValueType& type, int64_t rank, bool default_name = false,
+                          bool input = false);
   bool has_dynamic_axes(const std::string& value) const { return options_.dynamic_axes.count(value) != 0; }
 
   // A graph output: its value, and the rank PyTorch showed (-1: unknown)
@@ -58,6 +64,8 @@ class GraphInterface {
 
   const ExportOptions& options_;
   std::set<std::string> used_dynamic_axes_;
+  // dim name -> the example size of the first input dim given it, and where
+  std::map<std::string, std::pair<int64_t, std::string>> input_dim_sizes_;
 };
 
 }  // namespace torch2onnx::convert

@@ -88,6 +88,9 @@ void remove_identities(ir::Model& model, const PassContext& ctx);
 void remove_neutral_arithmetic(ir::Model& model, const PassContext& ctx);
 // Shape / Size of a Cast (or another element-wise unary op) read from its input.
 void read_shapes_at_source(ir::Model& model, const PassContext& ctx);
+// Shape computations the size analysis proves read where the graph takes the
+// sizes in (an input's named dim, a constant, a first read), opset 15+.
+void read_sizes_at_inputs(ir::Model& model, const PassContext& ctx);
 // Concat of Concat (same axis, the inner read once) -> one Concat.
 void fuse_concats(ir::Model& model, const PassContext& ctx);
 // Transpose of Transpose (the inner read once) -> one Transpose; identity perms -> nothing.

@@ -57,6 +57,28 @@ Size max0(const Size& a) {
   return Size{0, {"max0(" + to_string(a) + ")"}};
 }
 
+// a * k for a small k > 0 (each atom k times), none for a larger one.
+std::optional<Size> scaled(const Size& a, int64_t k) {
+  if (k <= 0 || k > 8) return std::nullopt;
+  Size out = constant_size(0);
+  for (int64_t i = 0; i < k; ++i) out = sum(out, a);
+  return out;
+}
+
+// a / k when k divides its constant and each atom's count, else none.
+std::optional<Size> divided(const Size& a, int64_t k) {
+  if (k <= 0 || a.constant % k != 0) return std::nullopt;
+  Size out = constant_size(a.constant / k);
+  for (size_t i = 0; i < a.atoms.size();) {  // (sorted: equal atoms are adjacent)
+    size_t j = i;
+    while (j < a.atoms.size() && a.atoms[j] == a.atoms[i]) ++j;
+    if ((j - i) % static_cast<size_t>(k) != 0) return std::nullopt;
+    out.atoms.insert(out.atoms.end(), (j - i) / static_cast<size_t>(k), a.atoms[i]);
+    i = j;
+  }
+  return out;
+}
+
 namespace {
 
 // The steps left to one question (dim_of / elements called from outside):
@@ -96,12 +118,31 @@ bool broadcasts(const ir::Node* n) {
   return false;
 }
 
+// min(a, b) of two sizes: an atom "min(a,b)" (each written by to_string, which starts with its constant).
+Size min_of(const Size& a, const Size& b) { return Size{0, {"min(" + to_string(a) + "," + to_string(b) + ")"}}; }
+
+// Whether d is min(o, x) or min(x, o) for some x.
+bool is_min_with(const Size& d, const Size& o) {
+  if (d.constant != 0 || d.atoms.size() != 1) return false;
+  const std::string& m = d.atoms[0];
+  const std::string first = "min(" + to_string(o) + ",", last = "," + to_string(o) + ")";
+  return m.rfind("min(", 0) == 0 && (m.rfind(first, 0) == 0 || (m.size() >= last.size() &&
+                                                                   m.compare(m.size() - last.size(), last.size(), last) == 0));
+}
+
 // Broadcasting's dim from the operands' aligned dims: the one Size that is
 // not 1 (all 1: 1); none when two differ (one of them may be 1 at run time).
 std::optional<Size> broadcast_dim(const std::vector<Size>& dims) {
+  // min(a, b) beside a or b is never larger: equal to it or 1 (else the broadcast fails), and the
+  // other one is the result either way
+  auto bounded_by_another = [&](const Size& d) {
+    for (const Size& o : dims)
+      if (&o != &d && is_min_with(d, o)) return true;
+    return false;
+  };
   std::optional<Size> found;
   for (const Size& d : dims) {
-    if (d == constant_size(1)) continue;
+    if (d == constant_size(1) || bounded_by_another(d)) continue;
     if (found && *found != d) return std::nullopt;
     found = d;
   }
@@ -143,6 +184,17 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
         const auto starts = const_ints(n->input(1)), ends = const_ints(n->input(2));
         const auto steps = n->num_inputs() > 4 && n->input(4) ? const_ints(n->input(4))
                                                                : std::optional<std::vector<int64_t>>(std::vector<int64_t>{1});
+        if (starts && !ends && steps && starts->size() == 1 && (*starts)[0] == 0 && steps->size() == 1 &&
+            (*steps)[0] == 1) {
+          // x[..., :e] with e a size computed at run time: min(d, e), d itself where e is d
+          const auto e = elements(n->input(2), depth + 1);
+          if (!e || e->size() != 1 || (*e)[0].constant < 0) return atom;
+          for (const std::string& a : (*e)[0].atoms)
+            if (a.rfind("-", 0) == 0) return atom;  // (a size with a negated term may be negative)
+          const Size d = dim_of(n->input(0), axis, depth + 1);
+          if (d == (*e)[0]) return d;
+          return min_of(d, (*e)[0]);
+        }
         if (!starts || !ends || !steps || starts->size() != 1 || ends->size() != 1 || (*steps)[0] != 1) return atom;
         const int64_t b = (*starts)[0], e = (*ends)[0];
         const Size d = dim_of(n->input(0), axis, depth + 1);
@@ -152,6 +204,18 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
         if (b == 0 && e >= 0) return sum(d, negated(max0(sum(d, constant_size(-e)))));
         return atom;
       }
+    return dim_of(n->input(0), axis, depth + 1);
+  }
+  if (n->op_type().rfind("Reduce", 0) == 0 && n->attr_i("keepdims", 1) == 1 && n->input(0) && rank >= 0) {
+    // a reduction keeping its dims: 1 along the reduced axes (all of them when none are given)
+    std::optional<std::vector<int64_t>> axes;
+    if (n->has_attr("axes")) axes = n->attr_ints("axes");
+    else if (n->num_inputs() > 1 && n->input(1)) axes = const_ints(n->input(1));
+    else if (n->attr_i("noop_with_empty_axes", 0) == 0) axes = std::vector<int64_t>{};
+    if (!axes) return atom;
+    if (axes->empty()) return n->attr_i("noop_with_empty_axes", 0) == 0 ? constant_size(1) : dim_of(n->input(0), axis, depth + 1);
+    for (int64_t a : *axes)
+      if (a == axis || a + rank == axis) return constant_size(1);
     return dim_of(n->input(0), axis, depth + 1);
   }
   if (n->op_type() == "Transpose") {
@@ -184,10 +248,22 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
         return atom;
       }
     }
+    // what is left: constants (the -1 is their product over the new sizes'), or one size times constants
+    // (view(-1, seq) of [batch, seq]: batch)
+    const Size* rest = nullptr;
     for (const Size& i : in) {
-      auto v = i.value();
-      if (!v) return atom;
-      num *= *v;
+      if (auto v = i.value()) {
+        num *= *v;
+      } else if (rest) {
+        return atom;
+      } else {
+        rest = &i;
+      }
+    }
+    if (rest) {  // rest * num / den: [b * h, s, d] viewed as [-1, h, s, d] has b rows
+      if (num % den == 0) return scaled(*rest, num / den).value_or(atom);
+      if (den % num == 0) return divided(*rest, den / num).value_or(atom);
+      return atom;
     }
     return den > 0 && num % den == 0 ? constant_size(num / den) : atom;
   }
@@ -369,18 +445,9 @@ std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
     // exporters write as (x - x % h) / h)
     auto a = elements(n->input(0), depth + 1), c = elements(n->input(1), depth + 1);
     if (!a || !c || a->size() != 1 || c->size() != 1 || !(*c)[0].value() || *(*c)[0].value() <= 0) return std::nullopt;
-    const int64_t by = *(*c)[0].value();
-    const Size& x = (*a)[0];
-    if (x.constant % by != 0) return std::nullopt;
-    Size out = constant_size(x.constant / by);
-    for (size_t i = 0; i < x.atoms.size();) {  // (sorted: equal atoms are adjacent)
-      size_t j = i;
-      while (j < x.atoms.size() && x.atoms[j] == x.atoms[i]) ++j;
-      if ((j - i) % static_cast<size_t>(by) != 0) return std::nullopt;
-      out.atoms.insert(out.atoms.end(), (j - i) / static_cast<size_t>(by), x.atoms[i]);
-      i = j;
-    }
-    return std::vector<Size>{op == "Mod" ? constant_size(0) : out};
+    const auto out = divided((*a)[0], *(*c)[0].value());
+    if (!out) return std::nullopt;
+    return std::vector<Size>{op == "Mod" ? constant_size(0) : *out};
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Max") {
     auto a = elements(n->input(0), depth + 1), b = elements(n->input(1), depth + 1);

@@ -294,6 +294,25 @@ def test_dynamic_axes_key_naming_nothing(capfd):
     assert onnx.load_from_string(f.getvalue()).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 5
 
 
+def test_one_dim_name_for_two_sizes_is_split():
+    # dynamic_axes gives "seq" to dims the example makes 5 and 7 long: one name is one size in ONNX (and
+    # the ONNX passes read a size where the graph takes it in by its name), so the second gets its own
+    class M(nn.Module):
+        def forward(self, a, b):
+            return a.sum(1, keepdim=True) * b.size(1) + a.size(1)
+
+    a, b = torch.randn(2, 5), torch.randn(2, 7)
+    buf = io.BytesIO()
+    with pytest.warns(UserWarning, match="different sizes .7 and 5.*named 'seq_1'"):
+        torch2onnx.export(M(), (a, b), buf, input_names=["a", "b"],
+                          dynamic_axes={"a": {0: "n", 1: "seq"}, "b": {0: "n", 1: "seq"}})
+    model = check_onnx(buf.getvalue())
+    dims = {i.name: [d.dim_param for d in i.type.tensor_type.shape.dim] for i in model.graph.input}
+    assert dims == {"a": ["n", "seq"], "b": ["n", "seq_1"]}
+    for a2, b2 in ((a, b), (torch.randn(3, 4), torch.randn(3, 9))):
+        assert_matches(M()(a2, b2), run_ort(buf.getvalue(), [a2, b2]))
+
+
 def test_export_warnings_are_python_warnings():
     """Every warning of an export (here a write into contiguous() whose copying depends on the sizes) reaches
     Python's warnings machinery: a filter turns it into an error."""

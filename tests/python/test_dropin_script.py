@@ -144,6 +144,26 @@ def test_range_with_a_step_under_dynamic_axes():
           more=[(torch.randn(8, 3),), (torch.randn(1, 3),)])
 
 
+class GrowInLoop(nn.Module):
+    def forward(self, x, n: int):
+        sizes = torch.zeros(0)
+        for _ in range(n):
+            x = torch.cat([x, x[:, :1]], 1)
+            sizes = torch.cat([sizes, torch.full((1,), float(x.size(1)))])
+        return x, sizes
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_size_read_in_a_loop_body(dynamic):
+    """x.size(1) of a tensor the loop grows is read on each trip: a size the example run saw the same at
+    every size of the dynamic axes is a constant only outside loop bodies (the example keeps the last trip's)."""
+    axes = {"x": {0: "b", 1: "s"}} if dynamic else None
+    more = [(torch.randn(1, 5), 4)] if dynamic else [(torch.randn(2, 3), 5)]
+    # (without dynamic axes torch.onnx's TorchScript exporter makes x.size(1) a constant there: 4 on every trip)
+    check(torch.jit.script(GrowInLoop()), (torch.randn(2, 3), 3), input_names=["x", "n"], dynamic_axes=axes,
+          more=more, theirs="same" if dynamic else "wrong")
+
+
 class ListSlice(nn.Module):
     def forward(self, x):
         l = [x, x * 2, x * 3]

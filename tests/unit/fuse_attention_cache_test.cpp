@@ -12,12 +12,6 @@ namespace {
 
 using ir::Dim;
 
-ir::ValueType typed(ir::DType dt, std::vector<Dim> dims) {
-  ir::ValueType t = ir::ValueType::tensor(dt);
-  t.has_shape = true;
-  t.shape = std::move(dims);
-  return t;
-}
 
 struct Fixture : PassFixture {
   // x.size(axis) as a [1] tensor, as the converters compute it
@@ -52,17 +46,17 @@ struct Step {
 Step build(Fixture& f, Dim cache_batch, bool expand_from_q = false, int64_t is_causal = 0) {
   const ir::DType F = ir::DType::Float;
   Step s{};
-  s.q = f.g.add_input("q", typed(F, {Dim::named("batch"), Dim::of(4), Dim::named("seq"), Dim::of(8)}));
-  s.k = f.g.add_input("k", typed(F, {cache_batch, Dim::of(2), Dim::named("seq"), Dim::of(8)}));
-  s.v = f.g.add_input("v", typed(F, {cache_batch, Dim::of(2), Dim::named("seq"), Dim::of(8)}));
-  s.past_k = f.g.add_input("past_k", typed(F, {cache_batch, Dim::of(2), Dim::named("past"), Dim::of(8)}));
-  s.past_v = f.g.add_input("past_v", typed(F, {cache_batch, Dim::of(2), Dim::named("past"), Dim::of(8)}));
-  const ir::ValueType cat_type = typed(F, {cache_batch, Dim::of(2), Dim{}, Dim::of(8)});
+  s.q = f.g.add_input("q", typed({Dim::named("batch"), Dim::of(4), Dim::named("seq"), Dim::of(8)}, F));
+  s.k = f.g.add_input("k", typed({cache_batch, Dim::of(2), Dim::named("seq"), Dim::of(8)}, F));
+  s.v = f.g.add_input("v", typed({cache_batch, Dim::of(2), Dim::named("seq"), Dim::of(8)}, F));
+  s.past_k = f.g.add_input("past_k", typed({cache_batch, Dim::of(2), Dim::named("past"), Dim::of(8)}, F));
+  s.past_v = f.g.add_input("past_v", typed({cache_batch, Dim::of(2), Dim::named("past"), Dim::of(8)}, F));
+  const ir::ValueType cat_type = typed({cache_batch, Dim::of(2), Dim{}, Dim::of(8)}, F);
   ir::Value* kc = f.op("Concat", {s.past_k, s.k}, cat_type, {{"axis", int64_t{2}}});
   ir::Value* vc = f.op("Concat", {s.past_v, s.v}, cat_type, {{"axis", int64_t{2}}});
   ir::Value* kr = f.repeat_kv(kc, 2, expand_from_q ? s.q : kc);
   ir::Value* vr = f.repeat_kv(vc, 2, expand_from_q ? s.q : vc);
-  s.att = f.op("Attention", {s.q, kr, vr}, typed(F, {Dim::named("batch"), Dim::of(4), Dim::named("seq"), Dim::of(8)}),
+  s.att = f.op("Attention", {s.q, kr, vr}, typed({Dim::named("batch"), Dim::of(4), Dim::named("seq"), Dim::of(8)}, F),
                {{"is_causal", is_causal}, {"scale", 0.25}});
   f.g.add_output(s.att);
   f.g.add_output(kc);
@@ -111,19 +105,19 @@ TEST(FuseAttentionCache, ASlidingWindowsReturnedCacheReadsThePresentOutput) {
   // it is computed again from present_key / present_value, and the Concats go
   Fixture f;
   const ir::DType F = ir::DType::Float;
-  ir::Value* q = f.g.add_input("q", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}));
-  ir::Value* k = f.g.add_input("k", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}));
-  ir::Value* v = f.g.add_input("v", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}));
-  ir::Value* pk = f.g.add_input("past_k", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("past"), Dim::of(8)}));
-  ir::Value* pv = f.g.add_input("past_v", typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("past"), Dim::of(8)}));
-  const ir::ValueType cat_type = typed(F, {Dim::named("batch"), Dim::of(2), Dim{}, Dim::of(8)});
+  ir::Value* q = f.g.add_input("q", typed({Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}, F));
+  ir::Value* k = f.g.add_input("k", typed({Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}, F));
+  ir::Value* v = f.g.add_input("v", typed({Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}, F));
+  ir::Value* pk = f.g.add_input("past_k", typed({Dim::named("batch"), Dim::of(2), Dim::named("past"), Dim::of(8)}, F));
+  ir::Value* pv = f.g.add_input("past_v", typed({Dim::named("batch"), Dim::of(2), Dim::named("past"), Dim::of(8)}, F));
+  const ir::ValueType cat_type = typed({Dim::named("batch"), Dim::of(2), Dim{}, Dim::of(8)}, F);
   ir::Value* kc = f.op("Concat", {pk, k}, cat_type, {{"axis", int64_t{2}}});
   ir::Value* vc = f.op("Concat", {pv, v}, cat_type, {{"axis", int64_t{2}}});
   const int64_t kEnd = std::numeric_limits<int64_t>::max();
   ir::Value* wk = f.op("Slice", {kc, f.ints({-3}), f.ints({kEnd}), f.ints({2})}, cat_type);
   ir::Value* wv = f.op("Slice", {vc, f.ints({-3}), f.ints({kEnd}), f.ints({2})}, cat_type);
   f.g.rename(wk, "window_k");
-  ir::Value* y = f.op("Attention", {q, kc, vc}, typed(F, {Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}),
+  ir::Value* y = f.op("Attention", {q, kc, vc}, typed({Dim::named("batch"), Dim::of(2), Dim::named("seq"), Dim::of(8)}, F),
                       {{"is_causal", int64_t{0}}, {"scale", 0.25}});
   f.g.add_output(y);
   f.g.add_output(wk);

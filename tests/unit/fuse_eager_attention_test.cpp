@@ -11,12 +11,6 @@ namespace {
 using ir::Dim;
 const ir::DType F = ir::DType::Float;
 
-ir::ValueType typed(std::vector<Dim> dims, ir::DType dt = F) {
-  ir::ValueType t = ir::ValueType::tensor(dt);
-  t.has_shape = true;
-  t.shape = std::move(dims);
-  return t;
-}
 ir::ValueType rank4(ir::DType dt = F) { return typed({Dim{}, Dim{}, Dim{}, Dim{}}, dt); }
 
 struct Options {

@@ -12,12 +12,6 @@ using ir::Dim;
 const ir::DType F = ir::DType::Float;
 const double kLowest = std::numeric_limits<float>::lowest();
 
-ir::ValueType typed(std::vector<Dim> dims, ir::DType dt = F) {
-  ir::ValueType t = ir::ValueType::tensor(dt);
-  t.has_shape = true;
-  t.shape = std::move(dims);
-  return t;
-}
 
 struct Fixture : PassFixture {
   ir::Value *q, *k, *v;

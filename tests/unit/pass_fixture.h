@@ -1,4 +1,4 @@
-// What the ONNX-pass unit tests share: a model at an opset, the options and
+// What the ONNX-pass unit tests share: typed values, a model at an opset, the options and
 // pass context, int64 constants, initializers, one-output nodes of a given type, the PyTorch
 // operator new nodes come from, and counting the nodes of an operator.
 #pragma once
@@ -11,6 +11,14 @@
 #include "onnx_passes/passes.h"
 
 namespace torch2onnx {
+
+// A tensor type of `dt` with these dims (Dim::of(n), Dim::named("seq"), Dim{} unknown).
+inline ir::ValueType typed(std::vector<ir::Dim> dims, ir::DType dt = ir::DType::Float) {
+  ir::ValueType t = ir::ValueType::tensor(dt);
+  t.has_shape = true;
+  t.shape = std::move(dims);
+  return t;
+}
 
 struct PassFixture {
   ir::Model m;

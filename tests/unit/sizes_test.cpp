@@ -15,12 +15,6 @@ using onnx_passes::sizes::dim_of;
 using onnx_passes::sizes::elements;
 using onnx_passes::sizes::Size;
 
-ir::ValueType typed(std::vector<Dim> dims, ir::DType dt = ir::DType::Float) {
-  ir::ValueType t = ir::ValueType::tensor(dt);
-  t.has_shape = true;
-  t.shape = std::move(dims);
-  return t;
-}
 
 ir::ValueType unknown_dims(size_t rank, ir::DType dt = ir::DType::Float) {
   return typed(std::vector<Dim>(rank, Dim{}), dt);
@@ -133,6 +127,84 @@ TEST(Sizes, SlicesAlongARunTimeLengthAndTheirArithmetic) {
   EXPECT_EQ(elements(f.op("Sub", {n, n}, scalar))->at(0), constant_size(0));
   EXPECT_EQ(elements(f.op("Mul", {n, f.ints({2}, true)}, scalar))->at(0),
             elements(f.op("Add", {n, n}, scalar))->at(0));
+}
+
+TEST(Sizes, SliceToARunTimeEndIsBoundedByIt) {
+  // BERT's position embeddings: positions[:, :seq] ([1, 512] sliced to the ids' length) beside the ids'
+  // embeddings [batch, seq]: min(512, seq) is at most seq, so their sum has seq rows
+  PassFixture f;
+  const ir::ValueType len1 = ir::ValueType::tensor(ir::DType::Int64, {1});
+  ir::Value* ids = f.g.add_input("ids", typed({Dim::named("batch"), Dim::named("seq")}, ir::DType::Int64));
+  ir::Value* positions = f.g.add_input("positions", typed({Dim::of(1), Dim::of(512)}, ir::DType::Int64));
+  ir::Value* seq = f.op("Shape", {ids}, len1, {{"start", int64_t{1}}, {"end", int64_t{2}}});
+  ir::Value* cut = f.op("Slice", {positions, f.ints({0}), seq, f.ints({1})}, unknown_dims(2, ir::DType::Int64));
+  const Size bounded = dim_of(cut, 1);
+  EXPECT_NE(bounded, named("seq"));  // (min(512, seq): not seq when seq > 512)
+  EXPECT_NE(bounded, constant_size(512));
+  ir::Value* sum = f.op("Add", {ids, cut}, unknown_dims(2, ir::DType::Int64));
+  EXPECT_EQ(dim_of(sum, 1), named("seq"));
+  EXPECT_EQ(dim_of(sum, 0), named("batch"));
+  // ids[:, :ids.size(1)] is ids' own length
+  ir::Value* whole = f.op("Slice", {ids, f.ints({0}), seq, f.ints({1})}, unknown_dims(2, ir::DType::Int64));
+  EXPECT_EQ(dim_of(whole, 1), named("seq"));
+  // beside another length it proves nothing
+  ir::Value* other = f.g.add_input("other", typed({Dim::named("batch"), Dim::named("total")}, ir::DType::Int64));
+  EXPECT_NE(dim_of(f.op("Add", {other, cut}, unknown_dims(2, ir::DType::Int64)), 1), named("total"));
+  // a slice from 1 is not bounded this way (a start other than 0 is left to the atom)
+  ir::Value* from1 = f.op("Slice", {positions, f.ints({1}), seq, f.ints({1})}, unknown_dims(2, ir::DType::Int64));
+  EXPECT_NE(dim_of(f.op("Add", {ids, from1}, unknown_dims(2, ir::DType::Int64)), 1), named("seq"));
+}
+
+TEST(Sizes, AViewsMinusOneByWhatIsLeft) {
+  // view(-1, seq) of [batch, seq]: batch; [b * 4, s, 8] viewed as [-1, 4, s, 8]: b; [b, s, 32] as [b, s, 4, -1]: 8
+  PassFixture f;
+  const ir::ValueType shape4 = ir::ValueType::tensor(ir::DType::Int64, {4});
+  ir::Value* ids = f.g.add_input("ids", typed({Dim::named("batch"), Dim::named("seq")}, ir::DType::Int64));
+  ir::Value* seq = f.op("Shape", {ids}, ir::ValueType::tensor(ir::DType::Int64, {1}), {{"start", int64_t{1}}});
+  ir::Value* flat = f.op("Reshape", {ids, f.op("Concat", {f.ints({-1}), seq}, ir::ValueType::tensor(ir::DType::Int64, {2}),
+                                               {{"axis", int64_t{0}}})},
+                         unknown_dims(2, ir::DType::Int64));
+  EXPECT_EQ(dim_of(flat, 0), named("batch"));
+  ir::Value* x = f.g.add_input("x", typed({Dim::named("batch"), Dim::named("seq"), Dim::of(32)}));
+  ir::Value* heads = f.op("Reshape", {x, f.op("Concat", {f.op("Shape", {x}, ir::ValueType::tensor(ir::DType::Int64, {2}),
+                                                                {{"start", int64_t{0}}, {"end", int64_t{2}}}),
+                                                         f.ints({4, -1})},
+                                                shape4, {{"axis", int64_t{0}}})},
+                          unknown_dims(4));
+  EXPECT_EQ(dim_of(heads, 3), constant_size(8));
+  // merged into the batch: [-1, s, 8], then back: [-1, 4, s, 8]
+  ir::Value* merged = f.op("Reshape", {heads, f.op("Concat", {f.ints({-1}), seq, f.ints({8})},
+                                                   ir::ValueType::tensor(ir::DType::Int64, {3}), {{"axis", int64_t{0}}})},
+                           unknown_dims(3));
+  const Size four_b = dim_of(merged, 0);
+  EXPECT_EQ(four_b, (Size{0, {"p:batch", "p:batch", "p:batch", "p:batch"}}));
+  ir::Value* back = f.op("Reshape", {merged, f.op("Concat", {f.ints({-1, 4}), seq, f.ints({8})}, shape4,
+                                                  {{"axis", int64_t{0}}})},
+                         unknown_dims(4));
+  EXPECT_EQ(dim_of(back, 0), named("batch"));
+  // [-1, 3, s, 8] of 4b rows: not a whole number of b, nothing known
+  ir::Value* odd = f.op("Reshape", {merged, f.op("Concat", {f.ints({-1, 3}), seq, f.ints({8})}, shape4,
+                                                 {{"axis", int64_t{0}}})},
+                        unknown_dims(4));
+  EXPECT_NE(dim_of(odd, 0), named("batch"));
+  EXPECT_FALSE(dim_of(odd, 0).atoms.empty());
+}
+
+TEST(Sizes, ReductionsKeepingDims) {
+  // GPT-2's "may this row attend at all": ReduceMax(scores, [-1], keepdims) beside the scores broadcasts to them
+  PassFixture f;
+  ir::Value* x = f.g.add_input("x", typed({Dim::named("batch"), Dim::of(4), Dim::named("seq"), Dim::named("total")}));
+  ir::Value* m = f.op("ReduceMax", {x, f.ints({-1})}, unknown_dims(4));
+  EXPECT_EQ(dim_of(m, 3), constant_size(1));
+  EXPECT_EQ(dim_of(m, 2), named("seq"));
+  EXPECT_EQ(dim_of(f.op("Equal", {m, x}, unknown_dims(4, ir::DType::Bool)), 3), named("total"));
+  ir::Value* all = f.op("ReduceSum", {x}, unknown_dims(4));  // (no axes: all of them)
+  EXPECT_EQ(dim_of(all, 0), constant_size(1));
+  ir::Value* old = f.op("ReduceMean", {x}, unknown_dims(4), {{"axes", std::vector<int64_t>{1}}});  // (axes attribute)
+  EXPECT_EQ(dim_of(old, 1), constant_size(1));
+  EXPECT_EQ(dim_of(old, 0), named("batch"));
+  ir::Value* dropped = f.op("ReduceMax", {x, f.ints({-1})}, unknown_dims(3), {{"keepdims", int64_t{0}}});
+  EXPECT_FALSE(dim_of(dropped, 2).atoms.empty());  // (keepdims 0: not followed)
 }
 
 TEST(Sizes, EveryQuestionIsBounded) {

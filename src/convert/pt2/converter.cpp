@@ -144,7 +144,7 @@ void ProgramConverter::make_inputs() {
         const TensorMeta& m = meta(s.arg, nullptr);
         if (m.dtype == ir::DType::Undefined) fail(nullptr, "input '" + s.arg + "' is of type " + m.dtype_name);
         ir::ValueType type = type_of(m, name);
-        interface_.apply_dynamic_axes(name, type, static_cast<int64_t>(m.sizes.size()));
+        interface_.apply_dynamic_axes(name, type, static_cast<int64_t>(m.sizes.size()), /*default_name=*/false, /*input=*/true);
         scope_->tensors[s.arg] = graph_->add_input(name, type);
         break;
       }

@@ -42,7 +42,7 @@ void Converter::make_inputs() {
     std::string base = tg_.user_input_names[i];
     const std::string name = interface_.input_name(flat, base);
     ir::ValueType type = input_type(tg_.example_inputs[i]);
-    interface_.apply_dynamic_axes(name, type, tg_.example_inputs[i].dim());
+    interface_.apply_dynamic_axes(name, type, tg_.example_inputs[i].dim(), /*default_name=*/false, /*input=*/true);
     const bool optional = tg_.user_inputs[i]->type()->kind() == c10::TypeKind::OptionalType;
     const bool numbers = i < tg_.user_input_forms.size() &&
                          tg_.user_input_forms[i] == torch_side::TorchGraph::InputForm::NumberList;
