@@ -270,7 +270,16 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
   if (n->op_type() == "Concat" && rank >= 0) {
     int64_t a = n->attr_i("axis", 0);
     if (a < 0) a += rank;
-    if (a != axis) return dim_of(n->input(0), axis, depth + 1);  // (the inputs agree off the axis)
+    if (a != axis) {  // the inputs agree off the axis: the first that says more than "a dim of some value"
+      Size first;
+      for (size_t i = 0; i < n->num_inputs(); ++i) {
+        if (!n->input(i)) return atom;
+        Size d = dim_of(n->input(i), axis, depth + 1);
+        if (!(d.constant == 0 && d.atoms.size() == 1 && d.atoms[0].rfind("v:", 0) == 0)) return d;
+        if (i == 0) first = d;
+      }
+      return first;
+    }
     Size s;
     for (const ir::Value* in : n->inputs()) {
       if (!in) return atom;
@@ -317,12 +326,11 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
     if (q->type().rank() != 4 || v->type().rank() != 4) return atom;
     return axis == 3 ? dim_of(v, 3, depth + 1) : dim_of(q, axis, depth + 1);
   }
-  if (n->op_type() == "Range") {  // Range(0, n, 1): n elements
-    auto start = const_ints(n->input(0)), delta = const_ints(n->input(2));
-    auto limit = elements(n->input(1), depth + 1);
-    if (start && delta && limit && start->size() == 1 && delta->size() == 1 && (*start)[0] == 0 &&
-        (*delta)[0] == 1 && limit->size() == 1)
-      return (*limit)[0];
+  if (n->op_type() == "Range") {  // Range(s, l, 1): max(0, l - s) elements (arange(past, past + seq): seq)
+    auto start = elements(n->input(0), depth + 1), limit = elements(n->input(1), depth + 1);
+    auto delta = const_ints(n->input(2));
+    if (start && delta && limit && start->size() == 1 && delta->size() == 1 && (*delta)[0] == 1 && limit->size() == 1)
+      return max0(sum((*limit)[0], negated((*start)[0])));
     return atom;
   }
   if (rank >= 0 && (broadcasts(n) || n->op_type() == "Expand")) {

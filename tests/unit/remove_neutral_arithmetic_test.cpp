@@ -50,5 +50,53 @@ TEST(RemoveNeutralArithmetic, BroadcastingThatGrowsTheResultStays) {
   EXPECT_FALSE(removed("Mul", ir::DType::Float, 1, {1, 1, 1}));
 }
 
+// Where(Expand(trues, [batch, 1, seq, seq]), scores, lowest) on scores [batch, 4, seq, seq]: whether it went.
+bool where_removed(std::vector<bool> mask, std::vector<int64_t> mask_dims, std::vector<ir::Dim> expanded) {
+  using ir::Dim;
+  PassFixture f(20);
+  ir::Value* scores = f.g.add_input("scores", typed({Dim::named("batch"), Dim::of(4), Dim::named("seq"), Dim::named("seq")}));
+  std::vector<double> values(mask.begin(), mask.end());
+  ir::Value* m = f.weights("mask", values, mask_dims, ir::DType::Bool);
+  ir::Value* batch = f.op("Shape", {scores}, ir::ValueType::tensor(ir::DType::Int64, {1}),
+                          {{"start", int64_t{0}}, {"end", int64_t{1}}});
+  ir::Value* seq = f.op("Shape", {scores}, ir::ValueType::tensor(ir::DType::Int64, {1}),
+                        {{"start", int64_t{2}}, {"end", int64_t{3}}});
+  ir::Value* to = f.op("Concat", {batch, f.ints({1}), seq, seq}, ir::ValueType::tensor(ir::DType::Int64, {4}),
+                       {{"axis", int64_t{0}}});
+  ir::Value* e = f.op("Expand", {m, to}, typed(expanded, ir::DType::Bool));
+  ir::Value* low = f.weights("low", {-3.4e38}, {});
+  ir::Value* w = f.op("Where", {e, scores, low}, typed({Dim{}, Dim{}, Dim{}, Dim{}}));
+  ir::Value* out = f.op("Softmax", {w}, typed({Dim{}, Dim{}, Dim{}, Dim{}}), {{"axis", int64_t{-1}}});
+  f.g.add_output(out);
+  onnx_passes::remove_neutral_arithmetic(f.m, f.ctx);
+  onnx_passes::eliminate_dead_code(f.m, f.ctx);
+  onnx_passes::lint(f.m, "test");
+  const bool gone = f.count("Where") == 0;
+  EXPECT_EQ(gone, out->producer()->input(0) == scores);
+  return gone;
+}
+
+TEST(RemoveNeutralArithmetic, WhereOfAMaskTrueEverywhere) {
+  using ir::Dim;
+  const std::vector<Dim> expanded = {Dim{}, Dim::of(1), Dim{}, Dim{}};
+  EXPECT_TRUE(where_removed({true}, {1, 1, 1, 1}, expanded));
+  // a row of three trues expanded to seq: not proved to leave the scores' shape (seq may be 1), so it stays
+  EXPECT_FALSE(where_removed({true, true, true}, {1, 1, 1, 3}, expanded));
+  EXPECT_FALSE(where_removed({true, false, true}, {1, 1, 1, 3}, expanded));
+  EXPECT_FALSE(where_removed({false}, {1, 1, 1, 1}, expanded));
+}
+
+TEST(RemoveNeutralArithmetic, WhereThatWouldBroadcastStays) {
+  // the mask has more rows than the scores: the result is the mask's shape, not x's
+  using ir::Dim;
+  PassFixture f(20);
+  ir::Value* x = f.g.add_input("x", typed({Dim::named("batch"), Dim::of(1)}));
+  ir::Value* m = f.weights("mask", {1, 1, 1}, {1, 3}, ir::DType::Bool);
+  ir::Value* w = f.op("Where", {m, x, f.weights("zero", {0}, {})}, typed({Dim::named("batch"), Dim::of(3)}));
+  f.g.add_output(w);
+  onnx_passes::remove_neutral_arithmetic(f.m, f.ctx);
+  EXPECT_EQ(f.count("Where"), 1u);
+}
+
 }  // namespace
 }  // namespace torch2onnx

@@ -14,6 +14,7 @@ using onnx_passes::sizes::constant_size;
 using onnx_passes::sizes::dim_of;
 using onnx_passes::sizes::elements;
 using onnx_passes::sizes::Size;
+using onnx_passes::sizes::sum;
 
 
 ir::ValueType unknown_dims(size_t rank, ir::DType dt = ir::DType::Float) {
@@ -76,6 +77,13 @@ TEST(Sizes, UnsqueezeGatherRangeMatMulAndAttention) {
   EXPECT_EQ(dim_of(r, 0), named("seq"));
   ir::Value* r2 = f.op("Range", {f.ints({1}, true), seq, f.ints({1}, true)}, unknown_dims(1, ir::DType::Int64));
   EXPECT_NE(dim_of(r2, 0), named("seq"));  // (seq - 1 elements)
+  // arange(past, past + seq): seq positions of a decoding step
+  ir::Value* cache = f.g.add_input("cache", typed({Dim::named("batch"), Dim::named("past")}));
+  ir::Value* past = f.op("Gather", {f.op("Shape", {cache}, ir::ValueType::tensor(ir::DType::Int64, {2})), f.ints({1}, true)},
+                         ir::ValueType::tensor(ir::DType::Int64, std::vector<int64_t>{}), {{"axis", int64_t{0}}});
+  ir::Value* end = f.op("Add", {past, seq}, ir::ValueType::tensor(ir::DType::Int64, std::vector<int64_t>{}));
+  EXPECT_EQ(dim_of(f.op("Range", {past, end, f.ints({1}, true)}, unknown_dims(1, ir::DType::Int64)), 0), named("seq"));
+  EXPECT_NE(dim_of(f.op("Range", {seq, end, f.ints({1}, true)}, unknown_dims(1, ir::DType::Int64)), 0), named("seq"));
   ir::Value* w = f.weights("w", std::vector<double>(32 * 16, 0.0), {32, 16});
   ir::Value* y = f.op("MatMul", {x, w}, unknown_dims(3));
   EXPECT_EQ(dim_of(y, 0), named("batch"));
@@ -205,6 +213,19 @@ TEST(Sizes, ReductionsKeepingDims) {
   EXPECT_EQ(dim_of(old, 0), named("batch"));
   ir::Value* dropped = f.op("ReduceMax", {x, f.ints({-1})}, unknown_dims(3), {{"keepdims", int64_t{0}}});
   EXPECT_FALSE(dim_of(dropped, 2).atoms.empty());  // (keepdims 0: not followed)
+}
+
+TEST(Sizes, ConcatOffItsAxisAsksEveryInput) {
+  // GPT-J's partial rotary: cat(rope(q[..., :r]), q[..., r:], -1): the rotated part's seq is a dim of its own
+  // (cos's rows), the pass-through part's is the named seq; they agree, so the result's is seq
+  PassFixture f;
+  ir::Value* q = f.g.add_input("q", typed({Dim::named("batch"), Dim::named("seq"), Dim::of(4), Dim::of(4)}));
+  ir::Value* rotated = f.op("NonZero", {q}, unknown_dims(4));  // (any value of unknown sizes)
+  ir::Value* cat = f.op("Concat", {rotated, q}, unknown_dims(4), {{"axis", int64_t{3}}});
+  EXPECT_EQ(dim_of(cat, 1), named("seq"));
+  EXPECT_EQ(dim_of(cat, 3), sum(dim_of(rotated, 3), constant_size(4)));
+  ir::Value* opaque = f.op("Concat", {rotated, rotated}, unknown_dims(4), {{"axis", int64_t{3}}});
+  EXPECT_EQ(dim_of(opaque, 1), dim_of(rotated, 1));
 }
 
 TEST(Sizes, EveryQuestionIsBounded) {
