@@ -41,20 +41,9 @@ std::optional<ShapeRange> shape_range(ir::Value* v) {
 
 ir::Value* shape_slice(ir::Graph& g, ir::Node* before, ir::Value* x, int64_t start, int64_t end) {
   g.set_insert_point(before);
-  ir::Value* s = g.create_node("Shape", {x}, 1, {{"start", start}, {"end", end}})->output(0);
+  ir::Value* s = match::shape_slice(g, x, start, end);
   g.set_insert_point(nullptr);
-  s->set_type(ir::ValueType::tensor(ir::DType::Int64, {end - start}));
   return s;
-}
-
-void replace(ir::Graph& g, ir::Node* n, ir::Value* by) {
-  ir::Value* out = n->output(0);
-  if (is_graph_output(out)) {  // (a graph output keeps its name)
-    const std::string name = out->name();
-    g.rename_unique(out, name + "_unfused");
-    g.rename(by, name);
-  }
-  out->replace_all_uses_with(by);
 }
 
 bool is_unsqueeze_0(const ir::Node* n) {
@@ -82,7 +71,7 @@ void run(ir::Graph& g) {
       int64_t i = idx->to_int64s()[0];
       if (i < 0) i += size;
       if (i < 0 || i >= size) continue;
-      replace(g, n, shape_slice(g, n, r->x, r->start + i, r->start + i + 1));
+      replace_value(g, n->output(0), shape_slice(g, n, r->x, r->start + i, r->start + i + 1));
     } else if (n->op_type() == "Concat" && n->attr_i("axis", 0) == 0 && n->num_inputs() >= 2) {
       // merge runs of adjacent slices of one x
       std::vector<ir::Value*> parts;
@@ -99,7 +88,7 @@ void run(ir::Graph& g) {
       }
       if (!merged) continue;
       if (parts.size() == 1) {
-        replace(g, n, parts[0]);
+        replace_value(g, n->output(0), parts[0]);
         continue;
       }
       for (size_t k = 0; k < parts.size(); ++k) n->replace_input(k, parts[k]);

@@ -51,12 +51,18 @@ inline std::optional<LastAxisSlice> last_axis_slice(ir::Value* v) {
   return LastAxisSlice{s->input(0), (*starts)[0], (*ends)[0]};
 }
 
+// Shape(x, start, end) at g's insert point, typed.
+inline ir::Value* shape_slice(ir::Graph& g, ir::Value* x, int64_t start, int64_t end) {
+  ir::Value* s = g.create_node("Shape", {x}, 1, {{"start", start}, {"end", end}})->output(0);
+  s->set_type(ir::ValueType::tensor(ir::DType::Int64, {end - start}));
+  return s;
+}
+
 // Per-token rotary caches [B or 1, S, h] (cos and sin) expanded to the batch
 // of x (dim 0) as RotaryEmbedding wants them without position ids: positions
 // shared by the batch give caches of batch 1. Built at g's insert point.
 inline std::pair<ir::Value*, ir::Value*> caches_per_row(ir::Graph& g, ir::Value* x, ir::Value* cos, ir::Value* sin) {
-  ir::Value* batch = g.create_node("Shape", {x}, 1, {{"start", int64_t{0}}, {"end", int64_t{1}}})->output(0);
-  batch->set_type(ir::ValueType::tensor(ir::DType::Int64, {1}));
+  ir::Value* batch = shape_slice(g, x, 0, 1);
   ir::Value* ones = g.create_node("Constant", {}, 1, {{"value", ir::Tensor::from_int64s({1, 1})}})->output(0);
   ones->set_type(ir::ValueType::tensor(ir::DType::Int64, {2}));
   ir::Value* to = g.create_node("Concat", {batch, ones}, 1, {{"axis", int64_t{0}}})->output(0);

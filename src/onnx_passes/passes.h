@@ -44,6 +44,12 @@ inline void replace_keeping_name(ir::Graph& g, ir::Value* from, ir::Value* to) {
   from->replace_all_uses_with(to);
 }
 
+// `to` takes `from`'s readers, and its name where `from` is a graph output.
+inline void replace_value(ir::Graph& g, ir::Value* from, ir::Value* to) {
+  if (is_graph_output(from)) replace_keeping_name(g, from, to);
+  else from->replace_all_uses_with(to);
+}
+
 // The graph outputs' names before the passes, and put back after them
 // (keep_output_names.cpp): a pass that replaces an output's value need not
 // keep its name.

@@ -88,12 +88,9 @@ class Rewriter {
   // at that value (computed before anything whose size was traced to it).
   std::optional<Source> source(const std::string& atom) const {
     if (auto it = sources_.find(atom); it != sources_.end()) return it->second;
-    if (atom.rfind("v:", 0) != 0) return std::nullopt;
-    const size_t colon = atom.find(':', 2);
-    if (colon == std::string::npos) return std::nullopt;
-    auto* v = reinterpret_cast<ir::Value*>(static_cast<uintptr_t>(std::stoull(atom.substr(2, colon - 2))));
-    if (v->graph() != &g_) return std::nullopt;  // (main graph values only)
-    return Source{v, std::stoll(atom.substr(colon + 1))};
+    const auto d = sizes::value_dim(Size{0, {atom}});
+    if (!d || d->value->graph() != &g_) return std::nullopt;  // (main graph values only)
+    return Source{d->value, d->axis};
   }
 
   // A size that is neither a constant nor one atom (past + seq: a cache's
@@ -116,12 +113,7 @@ class Rewriter {
     ir::Value* out = n->output(0);
     if (out->dtype() != ir::DType::Int64 || is_graph_output(out)) return;
     const auto es = sizes::elements(n->input(0));
-    if (!es) return;
-    for (const Size& e : *es) {
-      if (e.constant < 0) return;
-      for (const std::string& a : e.atoms)
-        if (a.rfind("-", 0) == 0) return;  // (a difference may be negative)
-    }
+    if (!es || !std::all_of(es->begin(), es->end(), sizes::non_negative)) return;
     out->replace_all_uses_with(n->input(0));
   }
 
@@ -175,19 +167,7 @@ class Rewriter {
   }
 
   ir::Value* build(const Piece& p) {
-    if (!p.input) return constant(p.constants, false);
-    ir::Value* s = g_.create_node("Shape", {p.input}, 1, {{"start", p.start}, {"end", p.end}})->output(0);
-    s->set_type(ir::ValueType::tensor(ir::DType::Int64, {p.end - p.start}));
-    return s;
-  }
-
-  void replace(ir::Value* out, ir::Value* by) {
-    if (is_graph_output(out)) {  // (a graph output keeps its name)
-      const std::string name = out->name();
-      g_.rename_unique(out, name + "_read_at_input");
-      g_.rename(by, name);
-    }
-    out->replace_all_uses_with(by);
+    return p.input ? match::shape_slice(g_, p.input, p.start, p.end) : constant(p.constants, false);
   }
 
   void rewrite(ir::Node* n) {
@@ -217,25 +197,24 @@ class Rewriter {
         by = g_.create_node("Gather", {shape, constant({p.start}, true)}, 1, {{"axis", int64_t{0}}})->output(0);
         by->set_type(ir::ValueType::tensor(ir::DType::Int64, std::vector<int64_t>{}));
       }
-      replace(out, by);
+      replace_value(g_, out, by);
     } else if (ps->size() == 1) {
-      replace(out, build((*ps)[0]));
-    } else if (splice_into_concats(out, *ps)) {
-      // (done)
+      replace_value(g_, out, build((*ps)[0]));
+    } else {
+      splice_into_concats(out, *ps);
     }
     g_.set_insert_point(nullptr);
   }
 
   // Several pieces: only where every reader is a Concat along axis 0, which
   // takes the pieces in the value's place (no Concat of their own).
-  bool splice_into_concats(ir::Value* out, const std::vector<Piece>& ps) {
+  void splice_into_concats(ir::Value* out, const std::vector<Piece>& ps) {
     std::vector<ir::Node*> readers;
     for (const ir::Use& u : out->uses()) {
       if (!u.user || u.user->op_type() != "Concat" || !u.user->domain().empty() || u.user->attr_i("axis", 0) != 0)
-        return false;
+        return;  // (a graph output, or another reader)
       readers.push_back(u.user);
     }
-    if (is_graph_output(out)) return false;
     std::vector<ir::Value*> built;
     for (const Piece& p : ps) built.push_back(build(p));
     for (ir::Node* cat : readers) {
@@ -248,7 +227,6 @@ class Rewriter {
       cat->remove_all_inputs();
       for (ir::Value* in : ins) cat->add_input(in);
     }
-    return true;
   }
 
   ir::Graph& g_;

@@ -49,19 +49,45 @@ std::string to_string(const Size& a) {
 
 // max(0, a): its value, a itself when its atoms are all sizes (never negative) and its constant is not,
 // else an atom of its own.
+bool non_negative(const Size& a) {
+  if (a.constant < 0) return false;
+  for (const std::string& x : a.atoms)
+    if (x.rfind("-", 0) == 0) return false;
+  return true;
+}
+
 Size max0(const Size& a) {
   if (auto v = a.value()) return constant_size(std::max<int64_t>(0, *v));
-  bool sizes_only = a.constant >= 0;
-  for (const std::string& x : a.atoms) sizes_only = sizes_only && x.rfind("-", 0) != 0;
-  if (sizes_only) return a;
+  if (non_negative(a)) return a;
   return Size{0, {"max0(" + to_string(a) + ")"}};
 }
 
-// a * k for a small k > 0 (each atom k times), none for a larger one.
+namespace {
+
+// The atom of dim `axis` of x, and back (value_dim).
+std::string value_atom(const ir::Value* x, int64_t axis) {
+  return "v:" + std::to_string(reinterpret_cast<uintptr_t>(x)) + ":" + std::to_string(axis);
+}
+
+}  // namespace
+
+std::optional<ValueDim> value_dim(const Size& a) {
+  if (a.constant != 0 || a.atoms.size() != 1 || a.atoms[0].rfind("v:", 0) != 0) return std::nullopt;
+  const std::string& s = a.atoms[0];
+  const size_t colon = s.find(':', 2);
+  if (colon == std::string::npos) return std::nullopt;
+  // (the value the atom was made of: dim_of reads values, the passes that ask rewrite them)
+  auto* v = reinterpret_cast<ir::Value*>(static_cast<uintptr_t>(std::stoull(s.substr(2, colon - 2))));
+  return ValueDim{v, std::stoll(s.substr(colon + 1))};
+}
+
+namespace {
+
+// a * k for a small |k| (each atom |k| times, negated for a negative k), none for a larger one.
 std::optional<Size> scaled(const Size& a, int64_t k) {
-  if (k <= 0 || k > 8) return std::nullopt;
+  if (k < -8 || k > 8) return std::nullopt;
   Size out = constant_size(0);
-  for (int64_t i = 0; i < k; ++i) out = sum(out, a);
+  for (int64_t i = 0; i < std::abs(k); ++i) out = sum(out, k < 0 ? negated(a) : a);
   return out;
 }
 
@@ -78,8 +104,6 @@ std::optional<Size> divided(const Size& a, int64_t k) {
   }
   return out;
 }
-
-namespace {
 
 // The steps left to one question (dim_of / elements called from outside):
 // each look through a node is one; a question that runs out is answered
@@ -156,7 +180,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
   const ir::ValueType& t = x->type();
   const int64_t rank = t.rank_varies ? -1 : t.rank();
   if (axis < 0 && rank >= 0) axis += rank;
-  Size atom{0, {"v:" + std::to_string(reinterpret_cast<uintptr_t>(x)) + ":" + std::to_string(axis)}};
+  Size atom{0, {value_atom(x, axis)}};
   if (step.exhausted()) return atom;
   if (axis < 0 || (rank >= 0 && axis >= rank)) return atom;
   if (rank >= 0) {
@@ -167,7 +191,8 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
   }
   const ir::Node* n = x->producer();
   if (!n || depth > 32 || !n->domain().empty()) return atom;
-  if (keeps_shape(n) && n->input(0)) return dim_of(n->input(0), axis, depth + 1);
+  // (output 0 only: LayerNormalization's mean and inverse deviation have the reduced axes 1)
+  if (keeps_shape(n) && n->input(0) && x == n->output(0)) return dim_of(n->input(0), axis, depth + 1);
   // Slice / Split keep the sizes of the axes they do not cut
   if ((n->op_type() == "Slice" || n->op_type() == "Split") && n->input(0) && rank >= 0) {
     std::optional<std::vector<int64_t>> cut;
@@ -188,9 +213,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
             (*steps)[0] == 1) {
           // x[..., :e] with e a size computed at run time: min(d, e), d itself where e is d
           const auto e = elements(n->input(2), depth + 1);
-          if (!e || e->size() != 1 || (*e)[0].constant < 0) return atom;
-          for (const std::string& a : (*e)[0].atoms)
-            if (a.rfind("-", 0) == 0) return atom;  // (a size with a negated term may be negative)
+          if (!e || e->size() != 1 || !non_negative((*e)[0])) return atom;
           const Size d = dim_of(n->input(0), axis, depth + 1);
           if (d == (*e)[0]) return d;
           return min_of(d, (*e)[0]);
@@ -261,6 +284,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
       }
     }
     if (rest) {  // rest * num / den: [b * h, s, d] viewed as [-1, h, s, d] has b rows
+      if (num <= 0) return atom;
       if (num % den == 0) return scaled(*rest, num / den).value_or(atom);
       if (den % num == 0) return divided(*rest, den / num).value_or(atom);
       return atom;
@@ -275,7 +299,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
       for (size_t i = 0; i < n->num_inputs(); ++i) {
         if (!n->input(i)) return atom;
         Size d = dim_of(n->input(i), axis, depth + 1);
-        if (!(d.constant == 0 && d.atoms.size() == 1 && d.atoms[0].rfind("v:", 0) == 0)) return d;
+        if (!value_dim(d)) return d;
         if (i == 0) first = d;
       }
       return first;
@@ -471,10 +495,9 @@ std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
     // a product by a small constant: the atoms repeated (negated for a negative factor)
     const Size& other = x.value() ? y : x;
     const auto factor = x.value() ? x.value() : y.value();
-    if (!factor || *factor < -8 || *factor > 8) return std::nullopt;
-    Size out = constant_size(0);
-    for (int64_t k = 0; k < std::abs(*factor); ++k) out = sum(out, *factor < 0 ? negated(other) : other);
-    return std::vector<Size>{out};
+    const auto out = factor ? scaled(other, *factor) : std::nullopt;
+    if (!out) return std::nullopt;
+    return std::vector<Size>{*out};
   }
   return std::nullopt;
 }

@@ -29,6 +29,16 @@ Size sum(Size a, const Size& b);
 Size negated(Size a);
 std::string to_string(const Size& a);
 Size max0(const Size& a);  // max(0, a)
+// Whether a is never negative: a non-negative constant plus sizes (no negated term).
+bool non_negative(const Size& a);
+
+// The value and axis a Size names when it is exactly one dim nothing more is
+// known of ("v:" atom: that value's own dim), else none.
+struct ValueDim {
+  ir::Value* value;
+  int64_t axis;
+};
+std::optional<ValueDim> value_dim(const Size& a);
 
 // Dim `axis` of x: static, named, through shape-keeping ops, Slice / Split
 // off their axes, Transpose, Reshape, Concat (a sum along its axis),
