@@ -109,12 +109,38 @@ class Rewriter {
 
   // Abs of sizes and non-negative constants (expand's lowering puts one
   // around its target shape for the -1 PyTorch allows there) is its input.
+  // A Concat of sizes and constants read by the Abs alone takes the
+  // constants' absolute values instead (expand(b, -1, s, s): [b, 1, s, s]).
   void drop_abs(ir::Node* n) {
     ir::Value* out = n->output(0);
-    if (out->dtype() != ir::DType::Int64 || is_graph_output(out)) return;
-    const auto es = sizes::elements(n->input(0));
-    if (!es || !std::all_of(es->begin(), es->end(), sizes::non_negative)) return;
-    out->replace_all_uses_with(n->input(0));
+    ir::Value* in = n->input(0);
+    if (out->dtype() != ir::DType::Int64 || is_graph_output(out) || !in) return;
+    const auto es = sizes::elements(in);
+    if (!es) return;
+    if (std::all_of(es->begin(), es->end(), sizes::non_negative)) {
+      out->replace_all_uses_with(in);
+      return;
+    }
+    ir::Node* cat = match::producer_of(in, "Concat");
+    if (!cat || in->uses().size() != 1 || is_graph_output(in) || cat->attr_i("axis", 0) != 0) return;
+    std::vector<std::optional<std::vector<int64_t>>> consts;
+    for (ir::Value* piece : cat->inputs()) {
+      auto c = piece ? match::const_ints(piece) : std::nullopt;
+      if (!c) {  // a size computation: never negative
+        const auto pe = piece ? sizes::elements(piece) : std::nullopt;
+        if (!pe || !std::all_of(pe->begin(), pe->end(), sizes::non_negative)) return;
+      }
+      consts.push_back(std::move(c));
+    }
+    g_.set_insert_point(cat);
+    for (size_t k = 0; k < consts.size(); ++k) {
+      if (!consts[k] || std::all_of(consts[k]->begin(), consts[k]->end(), [](int64_t v) { return v >= 0; })) continue;
+      std::vector<int64_t> abs = *consts[k];
+      for (int64_t& v : abs) v = v < 0 ? -v : v;
+      cat->replace_input(k, constant(abs, false));
+    }
+    g_.set_insert_point(nullptr);
+    out->replace_all_uses_with(in);
   }
 
   // The pieces of a computation of `es`, or none where an element is neither a constant nor one atom.

@@ -9,6 +9,16 @@
 // that broadcasting against c and y leaves x's shape as it is: the mask
 // transformers builds under torch.export for an encoder called without one
 // (ViT, DINOv2: an all-true constant expanded to [batch, 1, seq, seq]).
+//
+// An operand filled to a size (ConstantOfShape) of an element-wise op is its
+// one element, where the size analysis proves the other operands alone give
+// the result its shape: `torch.min(x, torch.full_like(x, n - 1))` (MPNet's and
+// T5's relative-position buckets) is Min(x, n - 1), without the Shape and the
+// filled [seq, seq] tensor.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include "onnx_passes/passes.h"
 #include "onnx_passes/sizes.h"
 
@@ -79,11 +89,66 @@ ir::Value* where_taken(ir::Node* n) {
   return x;
 }
 
+// Element-wise ops whose result has the broadcast shape of their operands.
+bool element_wise(const ir::Node* n) {
+  static const char* const kOps[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "And", "Or", "Xor", "Max", "Min",
+                                     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
+  for (const char* op : kOps)
+    if (n->op_type() == op) return n->domain().empty() && n->num_outputs() == 1;
+  return false;
+}
+
+// Replaces each filled operand of n that the others alone broadcast over by its one element.
+void unfill_operands(ir::Graph& g, ir::Node* n) {
+  if (!element_wise(n)) return;
+  ir::Value* out = n->output(0);
+  const int64_t rank = out->type().rank_varies || !out->type().has_shape ? -1 : out->type().rank();
+  if (rank < 0) return;
+  for (size_t i = 0; i < n->num_inputs(); ++i) {
+    ir::Value* filled = n->input(i);
+    ir::Node* f = filled ? filled->producer() : nullptr;
+    if (!f || f->op_type() != "ConstantOfShape" || !f->domain().empty()) continue;
+    // the others: of known rank, the highest being the result's, and each result dim one of theirs
+    std::vector<ir::Value*> others;
+    int64_t top = -1;
+    for (size_t k = 0; k < n->num_inputs(); ++k) {
+      ir::Value* o = n->input(k);
+      if (k == i) continue;
+      if (!o || o->type().rank_varies || !o->type().has_shape) return;
+      others.push_back(o);
+      top = std::max(top, o->type().rank());
+    }
+    if (others.empty() || top != rank) continue;
+    bool covered = true;
+    for (int64_t a = 0; a < rank && covered; ++a) {
+      const sizes::Size d = sizes::dim_of(out, a);
+      if (d == sizes::constant_size(1)) continue;
+      covered = false;
+      for (ir::Value* o : others) {
+        const int64_t k = a - (rank - o->type().rank());
+        if (k >= 0 && sizes::dim_of(o, k) == d) covered = true;
+      }
+    }
+    if (!covered) continue;
+    const ir::Attribute* v = f->attr("value");
+    ir::Tensor one = v && v->t ? ir::Tensor::owned(v->t->dtype(), {}, std::vector<uint8_t>(v->t->data(), v->t->data() + v->t->nbytes()))
+                               : ir::Tensor::scalar(ir::DType::Float, 0.0);
+    if (one.numel() != 1) continue;
+    const ir::DType dt = one.dtype();
+    g.set_insert_point(n);
+    ir::Value* c = g.create_node("Constant", {}, 1, {{"value", std::move(one)}})->output(0);
+    g.set_insert_point(nullptr);
+    c->set_type(ir::ValueType::tensor(dt, std::vector<int64_t>{}));
+    n->replace_input(i, c);
+  }
+}
+
 void run(ir::Graph& g) {
   std::vector<ir::Node*> order;
   for (const auto& n : g.nodes()) order.push_back(n.get());
   for (ir::Node* n : order) {
     for (ir::Graph* sub : n->subgraphs()) run(*sub);
+    if (!g.parent()) unfill_operands(g, n);  // (main graph: as read_sizes_at_inputs)
     ir::Value* x = passed_on(n);
     if (!x) x = where_taken(n);
     if (!x || is_graph_output(n->output(0))) continue;

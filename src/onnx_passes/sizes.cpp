@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onnx_passes/match.h"
@@ -108,13 +110,26 @@ std::optional<Size> divided(const Size& a, int64_t k) {
 // The steps left to one question (dim_of / elements called from outside):
 // each look through a node is one; a question that runs out is answered
 // "nothing known", so a deep graph never costs more than this per question.
+// Within a question each (value, axis) is answered once: element-wise chains
+// (a relative-position bucket: Where / Min / Abs of one difference) read the
+// same values many times over.
 constexpr int64_t kSteps = 4096;
+constexpr int kDepth = 64;
 thread_local int64_t steps_left = 0;
 thread_local int nesting = 0;
+struct Memo {
+  std::map<std::pair<const ir::Value*, int64_t>, Size> dims;
+  std::map<const ir::Value*, std::optional<std::vector<Size>>> elements;
+};
+thread_local Memo memo;
 
 struct Step {
   Step() {
-    if (nesting++ == 0) steps_left = kSteps;
+    if (nesting++ == 0) {
+      steps_left = kSteps;
+      memo.dims.clear();
+      memo.elements.clear();
+    }
   }
   ~Step() { --nesting; }
   Step(const Step&) = delete;
@@ -126,7 +141,9 @@ struct Step {
 bool keeps_shape(const ir::Node* n) {
   static const char* const kOps[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization", "Identity", "Cast",
                                      "Neg", "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "Log", "Sqrt",
-                                     "Erf", "Abs", "Gelu", "Swish", "Softplus", "Not", "Sin", "Cos", "Reciprocal"};
+                                     "Erf", "Abs", "Gelu", "Swish", "Softplus", "Not", "Sin", "Cos", "Reciprocal",
+                                     "Floor", "Ceil", "Round", "Sign", "Clip", "IsNaN", "IsInf", "HardSigmoid",
+                                     "HardSwish", "LeakyRelu", "Elu", "Mish", "CastLike"};
   for (const char* op : kOps)
     if (n->op_type() == op) return n->domain().empty();
   return false;
@@ -175,11 +192,35 @@ std::optional<Size> broadcast_dim(const std::vector<Size>& dims) {
 
 }  // namespace
 
+namespace {
+Size dim_of_uncached(const ir::Value* x, int64_t axis, int depth, const Step& step);
+std::optional<std::vector<Size>> elements_uncached(ir::Value* v, int depth, const Step& step);
+}  // namespace
+
 Size dim_of(const ir::Value* x, int64_t axis, int depth) {
   const Step step;
+  const int64_t rank = x->type().rank_varies ? -1 : x->type().rank();
+  if (axis < 0 && rank >= 0) axis += rank;
+  const auto key = std::make_pair(x, axis);
+  if (auto it = memo.dims.find(key); it != memo.dims.end()) return it->second;
+  Size d = dim_of_uncached(x, axis, depth, step);
+  memo.dims.emplace(key, d);
+  return d;
+}
+
+std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
+  const Step step;
+  if (auto it = memo.elements.find(v); it != memo.elements.end()) return it->second;
+  auto e = elements_uncached(v, depth, step);
+  memo.elements.emplace(v, e);
+  return e;
+}
+
+namespace {
+
+Size dim_of_uncached(const ir::Value* x, int64_t axis, int depth, const Step& step) {
   const ir::ValueType& t = x->type();
   const int64_t rank = t.rank_varies ? -1 : t.rank();
-  if (axis < 0 && rank >= 0) axis += rank;
   Size atom{0, {value_atom(x, axis)}};
   if (step.exhausted()) return atom;
   if (axis < 0 || (rank >= 0 && axis >= rank)) return atom;
@@ -190,7 +231,7 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
     if (d.is_symbolic() && d.param.rfind("unk__", 0) != 0) return Size{0, {"p:" + d.param}};
   }
   const ir::Node* n = x->producer();
-  if (!n || depth > 32 || !n->domain().empty()) return atom;
+  if (!n || depth > kDepth || !n->domain().empty()) return atom;
   // (output 0 only: LayerNormalization's mean and inverse deviation have the reduced axes 1)
   if (keeps_shape(n) && n->input(0) && x == n->output(0)) return dim_of(n->input(0), axis, depth + 1);
   // Slice / Split keep the sizes of the axes they do not cut
@@ -350,6 +391,11 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
     if (q->type().rank() != 4 || v->type().rank() != 4) return atom;
     return axis == 3 ? dim_of(v, 3, depth + 1) : dim_of(q, axis, depth + 1);
   }
+  if (n->op_type() == "ConstantOfShape") {  // its input's elements (a mask filled to [seq, seq])
+    const auto to = elements(n->input(0), depth + 1);
+    if (!to || axis >= static_cast<int64_t>(to->size())) return atom;
+    return (*to)[static_cast<size_t>(axis)];
+  }
   if (n->op_type() == "Range") {  // Range(s, l, 1): max(0, l - s) elements (arange(past, past + seq): seq)
     auto start = elements(n->input(0), depth + 1), limit = elements(n->input(1), depth + 1);
     auto delta = const_ints(n->input(2));
@@ -381,10 +427,9 @@ Size dim_of(const ir::Value* x, int64_t axis, int depth) {
 // Unsqueeze, Concat, constants, and the Abs(s) that expand's lowering puts
 // around its sizes, or the Where(Equal(s, -1), 1, s) of other writers), or
 // none if it is something else.
-std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
-  const Step step;
+std::optional<std::vector<Size>> elements_uncached(ir::Value* v, int depth, const Step& step) {
   if (step.exhausted()) return std::nullopt;
-  if (!v || depth > 32) return std::nullopt;
+  if (!v || depth > kDepth) return std::nullopt;
   if (auto c = const_ints(v)) {
     std::vector<Size> out;
     for (int64_t x : *c) out.push_back(constant_size(x));
@@ -501,5 +546,7 @@ std::optional<std::vector<Size>> elements(ir::Value* v, int depth) {
   }
   return std::nullopt;
 }
+
+}  // namespace
 
 }  // namespace torch2onnx::onnx_passes::sizes

@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "onnx_passes/passes.h"
+#include "onnx_passes/match.h"
 #include "pass_fixture.h"
 
 namespace torch2onnx {
@@ -155,17 +156,31 @@ TEST(ReadSizesAtInputs, AbsOfSizesGoes) {
                                           {{"start", int64_t{0}}, {"end", int64_t{1}}}),
                                      f.ints({1, 4})},
                           ir::ValueType::tensor(ir::DType::Int64, {3}), {{"axis", int64_t{0}}});
-  ir::Value* kept = f.op("Concat", {f.op("Shape", {f.ids}, ir::ValueType::tensor(ir::DType::Int64, {1}),
+  ir::Value* minus_one = f.op("Concat", {f.op("Shape", {f.ids}, ir::ValueType::tensor(ir::DType::Int64, {1}),
                                          {{"start", int64_t{0}}, {"end", int64_t{1}}}),
                                     f.ints({-1, 4})},
                          ir::ValueType::tensor(ir::DType::Int64, {3}), {{"axis", int64_t{0}}});
   ir::Value* w = f.weights("w", {1, 2, 3, 4}, {1, 1, 4});
   f.g.add_output(f.op("Expand", {w, f.op("Abs", {sizes}, ir::ValueType::tensor(ir::DType::Int64, {3}))},
                       typed({Dim{}, Dim::of(1), Dim::of(4)})));
-  f.g.add_output(f.op("Expand", {w, f.op("Abs", {kept}, ir::ValueType::tensor(ir::DType::Int64, {3}))},
+  f.g.add_output(f.op("Expand", {w, f.op("Abs", {minus_one}, ir::ValueType::tensor(ir::DType::Int64, {3}))},
+                      typed({Dim{}, Dim::of(1), Dim::of(4)})));
+  // the same read twice (an Abs and a graph output): |-1| stays
+  ir::Value* shared = f.op("Concat", {f.op("Shape", {f.ids}, ir::ValueType::tensor(ir::DType::Int64, {1}),
+                                           {{"start", int64_t{0}}, {"end", int64_t{1}}}),
+                                      f.ints({-1, 3})},
+                           ir::ValueType::tensor(ir::DType::Int64, {3}), {{"axis", int64_t{0}}});
+  f.g.add_output(shared);
+  f.g.add_output(f.op("Expand", {w, f.op("Abs", {shared}, ir::ValueType::tensor(ir::DType::Int64, {3}))},
                       typed({Dim{}, Dim::of(1), Dim::of(4)})));
   f.run();
-  EXPECT_EQ(f.count("Abs"), 1u);  // (|-1| stays)
+  // of a Concat read by the Abs alone, the constants take their absolute values: [b, 1, 4]
+  EXPECT_EQ(f.count("Abs"), 1u);
+  // (then the same as the first: one computation after common subexpressions)
+  ir::Node* cat = f.g.outputs()[1]->producer()->input(1)->producer();
+  ASSERT_TRUE(cat && cat->op_type() == "Concat");
+  EXPECT_EQ(onnx_passes::match::const_ints(cat->input(cat->num_inputs() - 1)), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(f.g.outputs()[0]->producer()->input(1), f.g.outputs()[1]->producer()->input(1));
 }
 
 TEST(ReadSizesAtInputs, UnprovedSizesAndOldOpsetsAreLeft) {

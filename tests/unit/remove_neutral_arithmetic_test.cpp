@@ -98,5 +98,43 @@ TEST(RemoveNeutralArithmetic, WhereThatWouldBroadcastStays) {
   EXPECT_EQ(f.count("Where"), 1u);
 }
 
+// Min(x, ConstantOfShape(shape of `filled_dims`, 7)) with x [batch, seq]: whether the filled
+// operand became its one element (0-d, int64 7), the Min's result unchanged.
+bool unfilled(std::vector<ir::Dim> filled_dims) {
+  using ir::Dim;
+  PassFixture f(20);
+  ir::Value* x = f.g.add_input("x", typed({Dim::named("batch"), Dim::named("seq")}, ir::DType::Int64));
+  ir::Value* y = f.g.add_input("y", typed(filled_dims, ir::DType::Int64));
+  ir::Value* shape = f.op("Shape", {y}, ir::ValueType::tensor(ir::DType::Int64, {static_cast<int64_t>(filled_dims.size())}));
+  ir::Value* filled = f.op("ConstantOfShape", {shape}, typed(filled_dims, ir::DType::Int64),
+                           {{"value", ir::Tensor::from_int64s({7}, {1})}});
+  ir::Value* m = f.op("Min", {x, filled}, typed(std::vector<Dim>(std::max<size_t>(2, filled_dims.size()), Dim{}),
+                                                 ir::DType::Int64));
+  f.g.add_output(m);
+  onnx_passes::remove_neutral_arithmetic(f.m, f.ctx);
+  onnx_passes::eliminate_dead_code(f.m, f.ctx);
+  onnx_passes::lint(f.m, "test");
+  ir::Value* c = m->producer()->input(1);
+  if (f.count("ConstantOfShape") == 1) {
+    EXPECT_EQ(c, filled);
+    return false;
+  }
+  EXPECT_TRUE(c->constant() && c->constant()->dims().empty() && c->constant()->dtype() == ir::DType::Int64 &&
+              c->constant()->int_at(0) == 7);
+  EXPECT_EQ(f.count("Shape"), 0u);
+  return true;
+}
+
+TEST(RemoveNeutralArithmetic, AFilledOperandIsItsOneElement) {
+  using ir::Dim;
+  EXPECT_TRUE(unfilled({Dim::named("batch"), Dim::named("seq")}));  // full_like(x, 7)
+  EXPECT_TRUE(unfilled({Dim::named("seq")}));                       // a row: broadcast over x's rows
+  EXPECT_TRUE(unfilled({Dim::of(1), Dim::named("seq")}));
+  // the filled tensor would grow the result (more rows than x, or a dim x may have as 1)
+  EXPECT_FALSE(unfilled({Dim::of(3), Dim::named("batch"), Dim::named("seq")}));
+  EXPECT_FALSE(unfilled({Dim::named("batch"), Dim::named("other")}));
+  EXPECT_FALSE(unfilled({Dim{}, Dim::named("seq")}));
+}
+
 }  // namespace
 }  // namespace torch2onnx

@@ -235,9 +235,23 @@ TEST(Sizes, EveryQuestionIsBounded) {
   ir::Value* y = x;
   for (int i = 0; i < 5; ++i) y = f.op("Add", {y, y}, unknown_dims(2));
   EXPECT_EQ(dim_of(y, 0), named("batch"));  // a shallow one is answered
+  for (int i = 0; i < 40; ++i) y = f.op("Add", {y, y}, unknown_dims(2));
+  EXPECT_EQ(dim_of(y, 0), named("batch"));  // each value is asked once per question: 2^45 reads are 45
   for (int i = 0; i < 60; ++i) y = f.op("Add", {y, y}, unknown_dims(2));
-  EXPECT_FALSE(dim_of(y, 0).value());       // a deep one runs out of steps: nothing known (and it returns)
+  EXPECT_FALSE(dim_of(y, 0).value());       // a deeper one than the bound: nothing known (and it returns)
   EXPECT_EQ(dim_of(y, 1), dim_of(y, 1));    // (the next question starts afresh)
+}
+
+TEST(Sizes, ConstantOfShapeAndElementWiseOps) {
+  // full_like(x.abs().floor(), 3): [batch, seq]
+  PassFixture f;
+  ir::Value* x = f.g.add_input("x", typed({Dim::named("batch"), Dim::named("seq")}));
+  ir::Value* floor = f.op("Floor", {f.op("Abs", {x}, unknown_dims(2))}, unknown_dims(2));
+  ir::Value* shape = f.op("Shape", {floor}, ir::ValueType::tensor(ir::DType::Int64, {2}));
+  ir::Value* filled = f.op("ConstantOfShape", {shape}, unknown_dims(2));
+  EXPECT_EQ(dim_of(filled, 0), named("batch"));
+  EXPECT_EQ(dim_of(filled, 1), named("seq"));
+  EXPECT_EQ(dim_of(f.op("Min", {floor, filled}, unknown_dims(2)), 1), named("seq"));
 }
 
 }  // namespace
