@@ -156,20 +156,35 @@ def call(which, model, args, kwargs, names):
     return time.perf_counter() - start
 
 
+def trace_alone(model, args, kwargs):
+    """Seconds of the JIT tracer alone on the model (torch.jit._get_trace_graph: what torch.onnx's
+    TorchScript exporter traces with, no module tree or method graphs): the floor of an exporter
+    that captures with torch.jit's tracer."""
+    start = time.perf_counter()
+    with torch.no_grad():
+        torch.jit._get_trace_graph(model, tuple(args) + tuple(kwargs.values()))
+    return time.perf_counter() - start
+
+
 def later_calls(name, repeat, exporters):
     model, args, kwargs, names = build(name)
     times = {w: [] for w in exporters}
+    traces = []
     failed = {}
     for w in exporters:  # warm-up
         try:
             call(w, model, args, kwargs, names)
         except Exception as e:  # reported in the table; the others still run
             failed[w] = f"{type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"
+    trace_alone(model, args, kwargs)
     for _ in range(repeat):
         for w in exporters:
             if w not in failed:
                 times[w].append(call(w, model, args, kwargs, names))
-    return {w: (statistics.median(times[w]) if w not in failed else failed[w]) for w in exporters}
+        traces.append(trace_alone(model, args, kwargs))
+    out = {w: (statistics.median(times[w]) if w not in failed else failed[w]) for w in exporters}
+    out["trace"] = statistics.median(traces)
+    return out
 
 
 def first_call(name, which):
@@ -218,16 +233,22 @@ def main():
              f"`bench/bench_inprocess.py`: each exporter's `export()` to memory, in one Python process on one thread; "
              f"later calls: the median of {a.repeat} alternating calls after one warm-up each"
              + ("; first call: each exporter's first `export()` in a fresh process" if a.first else "")
-             + ". Ratios: torch.onnx's seconds over torch2onnx's (above 1: torch2onnx faster).", ""]
+             + ". Ratios: torch.onnx's seconds over torch2onnx's (above 1: torch2onnx faster). Tracer alone: "
+             "`torch.jit._get_trace_graph` on the model (the cheapest capture torch.jit's tracer gives: what "
+             "torch.onnx's TorchScript exporter traces with), the floor of any exporter that traces with it; "
+             "where it is above a fifth of torch.onnx's TS seconds, 5x is out of reach by tracing.", ""]
     for key in (["later", "first"] if a.first else ["later"]):
         lines += [f"**{'Later calls' if key == 'later' else 'First call in a fresh process'}**", "",
                   "| model | " + " | ".join(f"{LABELS[w]} s" for w in exporters)
-                  + " | TS: torch.onnx / torch2onnx | dynamo: torch.onnx / torch2onnx |",
-                  "|---|" + "---:|" * (len(exporters) + 2)]
+                  + " | TS: torch.onnx / torch2onnx | dynamo: torch.onnx / torch2onnx |"
+                  + (" tracer alone s | torch.onnx TS / tracer alone |" if key == "later" else ""),
+                  "|---|" + "---:|" * (len(exporters) + 2 + (2 if key == "later" else 0))]
         for r in rows:
-            lines.append(f"| {r['model']} | " + " | ".join(cell(r[key].get(w)) for w in exporters) + " | "
-                         + ratio(r, key, "t2o", "onnx-ts") + " | " + ratio(r, key, "t2o-dynamo", "onnx-dynamo")
-                         + " |")
+            line = (f"| {r['model']} | " + " | ".join(cell(r[key].get(w)) for w in exporters) + " | "
+                    + ratio(r, key, "t2o", "onnx-ts") + " | " + ratio(r, key, "t2o-dynamo", "onnx-dynamo") + " |")
+            if key == "later":
+                line += f" {cell(r[key]['trace'])} | {ratio(r, key, 'trace', 'onnx-ts')} |"
+            lines.append(line)
         lines.append("")
     text = "\n".join(lines)
     print(text)

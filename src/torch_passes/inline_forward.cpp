@@ -1,6 +1,9 @@
 // Takes forward() of the module as a graph with every call inlined.
-#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
 
+#include <memory>
+#include <unordered_map>
 
 #include "torch_passes/origin.h"
 #include "torch_passes/passes.h"
@@ -38,6 +41,48 @@ torch::jit::Method forward_method(torch::jit::Module& module, const std::vector<
   throw Error(Error::Kind::Args, "no overload of the module's forward() (" + names + ") takes the example args");
 }
 
+// Every call of a graph inlined, bottom-up as torch::jit::Inline does (each
+// callee's graph with its own calls inlined first, so the nodes' inlined call
+// stacks name every module on the way), but from each function's graph as
+// it is: Inline takes Function::optimized_graph(), which runs peephole,
+// constant propagation and pooling and autocast over every callee first (most
+// of the inlining's time on a traced model of many small modules; the torch
+// passes clean up the one graph afterwards). One inlined copy per function.
+class Inliner {
+ public:
+  void inline_calls(torch::jit::Block* block) {
+    for (auto it = block->nodes().begin(), end = block->nodes().end(); it != end;) {
+      torch::jit::Node* cur = *it++;
+      if (cur->kind() == c10::prim::CallFunction) {
+        torch::jit::Node* constant = cur->input(0)->node();
+        if (constant->kind() != c10::prim::Constant) continue;
+        auto* f = torch::jit::tryToGraphFunction(*constant->output()->type()->expect<c10::FunctionType>()->function());
+        if (!f) continue;
+        cur->removeInput(0);
+        torch::jit::inlineCallTo(cur, f, inlined(f));
+      } else if (cur->kind() == c10::prim::CallMethod) {
+        auto class_type = cur->input(0)->type()->cast<c10::ClassType>();
+        if (!class_type) continue;
+        auto* f = torch::jit::tryToGraphFunction(class_type->getMethod(cur->s(c10::attr::name)));
+        if (f) torch::jit::inlineCallTo(cur, f, inlined(f));
+      } else {
+        for (torch::jit::Block* b : cur->blocks()) inline_calls(b);
+      }
+    }
+  }
+
+ private:
+  torch::jit::Graph* inlined(torch::jit::GraphFunction* f) {
+    auto it = done_.find(f);
+    if (it != done_.end()) return it->second.get();
+    std::shared_ptr<torch::jit::Graph> g = f->graph()->copy();
+    inline_calls(g->block());
+    return done_.emplace(f, std::move(g)).first->second.get();
+  }
+
+  std::unordered_map<const torch::jit::GraphFunction*, std::shared_ptr<torch::jit::Graph>> done_;
+};
+
 }  // namespace
 
 TorchGraph inline_forward(torch::jit::Module& module, const std::vector<c10::IValue>& args, const TorchContext& ctx) {
@@ -49,7 +94,7 @@ TorchGraph inline_forward(torch::jit::Module& module, const std::vector<c10::IVa
   auto method = forward_method(module, args);
   TorchGraph tg;
   tg.graph = method.graph()->copy();
-  torch::jit::Inline(*tg.graph);
+  Inliner().inline_calls(tg.graph->block());
   const auto& schema = method.function().getSchema();
   for (size_t i = 1; i < schema.arguments().size(); ++i) {
     const auto& a = schema.arguments()[i];
