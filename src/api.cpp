@@ -155,10 +155,12 @@ std::string to_bytes(const ir::Model& model, const ExportOptions& options, Repor
 }
 
 void write_file(ir::Model& model, const std::string& path, const ExportOptions& options,
-                const std::function<void()>& before_commit = {}, Report* report = nullptr) {
+                const std::function<void()>& before_commit = {}, Report* report = nullptr,
+                std::optional<size_t> external_threshold = std::nullopt) {
   write_picture(model, options, report);  // (first: a failure leaves no model behind either)
   auto t0 = std::chrono::steady_clock::now();
   serialize::WriteOptions w = write_options(options);
+  if (external_threshold) w.external_threshold = *external_threshold;
   w.before_commit = before_commit;
   if (options.progress) {
     options.progress("writing", 0.0);
@@ -295,6 +297,22 @@ std::string export_program_to_bytes(const frontend::pt2::Program& program, const
     ir::Model model = export_program_ir(program, options, user_registry());
     return to_bytes(model, options, report);
   });
+}
+
+ir::Model convert_program(const frontend::pt2::Program& program, const ExportOptions& options) {
+  if (!options.report.empty() || !options.graph_picture.empty())
+    throw Error(Error::Kind::Internal, "convert_program: a report or a picture is written with the model");
+  return export_program_ir(program, options, user_registry());
+}
+
+std::string model_to_bytes(const ir::Model& model, const ExportOptions& options) {
+  Report report(options, "", "");
+  return to_bytes(model, options, report);
+}
+
+void model_to_file(ir::Model& model, const std::string& path, const ExportOptions& options,
+                   std::optional<size_t> external_threshold) {
+  write_file(model, path, options, {}, nullptr, external_threshold);
 }
 
 }  // namespace api

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,18 @@ void export_program_to_file(const frontend::pt2::Program& program, const std::st
 std::string export_program_to_bytes(const std::string& program, const ExportOptions& options);
 // The same for a program already read (or made: find_mismatch's parts).
 std::string export_program_to_bytes(const frontend::pt2::Program& program, const ExportOptions& options);
+
+// The program converted (checked, the ONNX passes run) but not serialized,
+// for a caller that serializes it later or never (the Python package's
+// ONNXProgram, as torch.onnx's holds its in-memory model); not with a report
+// or a graph picture, which are written with the model.
+ir::Model convert_program(const frontend::pt2::Program& program, const ExportOptions& options);
+// A converted model serialized (an Io error when the weights need external
+// data), or written to `path` (external data as options.external_data asks,
+// or where the weights pass protobuf's 2 GiB: tensors of at least
+// `external_threshold` bytes, the writer's default when none).
+std::string model_to_bytes(const ir::Model& model, const ExportOptions& options);
+void model_to_file(ir::Model& model, const std::string& path, const ExportOptions& options,
+                   std::optional<size_t> external_threshold = std::nullopt);
 
 }  // namespace torch2onnx::api

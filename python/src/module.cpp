@@ -13,6 +13,7 @@
 #include "frontend/pt2/program.h"
 #include "module_tree.h"
 #include "python_symbolic.h"
+#include "serialize/writer.h"
 #include "symbolic/registry.h"
 #include "torch2onnx/find_mismatch.h"
 #include "torch2onnx/torch2onnx.h"
@@ -189,6 +190,12 @@ void python_warnings(const std::vector<std::string>& messages) {
     if (PyErr_WarnEx(PyExc_UserWarning, ("torch2onnx: " + m).c_str(), 1) < 0) throw py::error_already_set();
 }
 
+// export_program_in_memory(lazy=True)'s model: converted, serialized when asked.
+struct ConvertedModel {
+  std::shared_ptr<ir::Model> model;
+  ExportOptions options;
+};
+
 // Runs `fn` without the GIL, turning torch2onnx errors into Python exceptions.
 // A Python error left set by a failure the core handled (a Python meta kernel
 // that raised in an example run on the meta device, which then ran for real:
@@ -307,7 +314,7 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "export_program_in_memory",
-      [](py::bytes program_json, py::dict tensors, py::object path, py::dict options) -> py::object {
+      [](py::bytes program_json, py::dict tensors, py::object path, py::dict options, bool lazy) -> py::object {
         ExportOptions o = options_from(options);
         frontend::pt2::Program program =
             frontend::pt2::parse_program(std::string(program_json), "the captured program");
@@ -325,6 +332,12 @@ PYBIND11_MODULE(_C, m) {
           program.in_memory.emplace(name, convert::torchscript::borrow(t));  // (contiguous: a copy if not)
         }
         std::string file = path.is_none() ? std::string() : path.cast<std::string>();
+        if (file.empty() && lazy && o.report.empty() && o.graph_picture.empty()) {
+          auto converted = std::make_shared<ConvertedModel>();
+          converted->options = o;
+          converted->model = std::make_shared<ir::Model>(without_gil([&] { return api::convert_program(program, o); }));
+          return py::cast(converted);
+        }
         std::string bytes = without_gil([&] {
           if (!file.empty()) {
             api::export_program_to_file(program, file, o);
@@ -334,9 +347,40 @@ PYBIND11_MODULE(_C, m) {
         });
         return file.empty() ? py::object(py::bytes(bytes)) : py::object(py::none());
       },
-      py::arg("program_json"), py::arg("tensors"), py::arg("path"), py::arg("options"),
+      py::arg("program_json"), py::arg("tensors"), py::arg("path"), py::arg("options"), py::arg("lazy") = false,
       "Exports a program given as torch.export's JSON with its weights and constants as tensors (read in place, "
-      "not copied); writes `path` (or returns the bytes when path is None)");
+      "not copied); writes `path`, or returns the bytes when path is None, or with `lazy` (and no report or "
+      "graph picture asked for) a ConvertedModel: converted and checked, serialized when asked");
+
+  py::class_<ConvertedModel, std::shared_ptr<ConvertedModel>>(
+      m, "ConvertedModel",
+      "A model converted and checked but not serialized: the ONNX passes' result, holding the program's "
+      "tensors it reads (not copies).")
+      .def(
+          "to_bytes",
+          [](const ConvertedModel& c) {
+            std::string bytes = without_gil([&] { return api::model_to_bytes(*c.model, c.options); });
+            return py::bytes(bytes);
+          },
+          "The serialized ModelProto (an error where the weights need external data)")
+      .def(
+          "write",
+          [](const ConvertedModel& c, const std::string& path, bool external_data, py::object threshold) {
+            ExportOptions o = c.options;
+            o.external_data = external_data;
+            std::optional<size_t> t;
+            if (!threshold.is_none()) t = threshold.cast<size_t>();
+            without_gil([&] {
+              api::model_to_file(*c.model, path, o, t);
+              return 0;
+            });
+          },
+          py::arg("path"), py::arg("external_data") = false, py::arg("external_threshold") = py::none(),
+          "Writes the model to `path` (its weights, each of at least external_threshold bytes, to `<path>.data` "
+          "with external_data, or where they pass protobuf's 2 GiB)")
+      .def_property_readonly(
+          "initializer_bytes", [](const ConvertedModel& c) { return serialize::initializer_bytes(*c.model); },
+          "The weights' bytes");
 
   m.def(
       "find_mismatch_program",

@@ -407,10 +407,12 @@ _IN_MEMORY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16
                      torch.int16, torch.int32, torch.int64, torch.bool}
 
 
-def _convert(ep, path, options, timings):
+def _convert(ep, path, options, timings, lazy=False):
     """The program exported by the C++ core: its JSON and its tensors handed
     over in memory, or (where that cannot be, _in_memory) saved into an
-    anonymous in-memory file."""
+    anonymous in-memory file. With `lazy` (no path), the converted model
+    (serialized when the ONNXProgram is first asked for its bytes) where the
+    tensors were handed over in memory, else the bytes."""
     from .utils import _C
 
     start = time.perf_counter()
@@ -419,8 +421,9 @@ def _convert(ep, path, options, timings):
         program_json, tensors = handed
         timings.append(("torch.export serialize (the program, without its weights)", time.perf_counter() - start))
         start = time.perf_counter()
-        data = _C().export_program_in_memory(program_json, tensors, path, options)
-        timings.append(("torch2onnx (C++: convert, write)", time.perf_counter() - start))
+        data = _C().export_program_in_memory(program_json, tensors, path, options, lazy=lazy and path is None)
+        done = "convert, write" if path is not None or isinstance(data, bytes) else "convert; serialized when asked"
+        timings.append((f"torch2onnx (C++: {done})", time.perf_counter() - start))
         return data
     start = time.perf_counter()
     buffer = io.BytesIO()
@@ -488,8 +491,9 @@ def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, arti
                     _logging.log(f"the exported program is saved to '{dumped}'")
             axes = _axes_from_shapes(ep, options.get("input_names"), dynamic_shapes)
             options["dynamic_axes"] = {**axes, **(options.get("dynamic_axes") or {})} or None
+            lazy = stream is None and path is None
             try:
-                data = _convert(ep, path, options, timings)
+                data = _convert(ep, path, options, timings, lazy)
             except errors.OnnxExporterError as e:
                 if "writes into" not in str(e):
                     raise
@@ -499,7 +503,7 @@ def export(model, args, f, kwargs, options, dynamic_shapes, verify, report, arti
                 ep = ep.run_decompositions({})
                 timings.append(("functionalize (run_decompositions({}))", time.perf_counter() - start))
                 strategy += ", functionalized"
-                data = _convert(ep, path, options, timings)
+                data = _convert(ep, path, options, timings, lazy)
         _logging.log(f"exported {name} via torch.export (opset {options['opset_version']}) in "
                      f"{sum(t for _, t in timings):.3f} s")
         if stream is not None:

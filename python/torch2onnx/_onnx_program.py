@@ -79,7 +79,13 @@ class ONNXProgram:
     """
 
     def __init__(self, model_bytes, path, exported_program):
-        self._bytes = model_bytes  # the serialized model, or None when it was written to `path` only
+        # The model as the C++ core converted it (a ConvertedModel: checked, serialized on first use, as
+        # torch.onnx's ONNXProgram holds its in-memory model), or its serialized bytes, or None when it was
+        # written to `path` only.
+        self._converted = None
+        if model_bytes is not None and not isinstance(model_bytes, (bytes, bytearray)):
+            self._converted, model_bytes = model_bytes, None
+        self._data = model_bytes
         self._path = path
         self._model = None  # the onnx_ir model, once asked for (then it is the model)
         self.exported_program = exported_program
@@ -98,6 +104,14 @@ class ONNXProgram:
     @model.setter
     def model(self, value):
         self._model = value
+
+    @property
+    def _bytes(self):
+        """The serialized model (serialized here the first time, from the converted model), or None."""
+        if self._data is None and self._converted is not None:
+            self._data = self._converted.to_bytes()
+            self._converted = None
+        return self._data
 
     def _proto_of_bytes(self):
         import onnx
@@ -122,6 +136,8 @@ class ONNXProgram:
         if self._model is not None:
             return sum(v.const_value.nbytes for v in self._model.graph.initializers.values()
                        if v.const_value is not None)
+        if self._converted is not None:
+            return self._converted.initializer_bytes
         if self._bytes is not None:
             return len(self._bytes)
         return os.path.getsize(self._path)
@@ -208,6 +224,12 @@ class ONNXProgram:
         large = external_data or (external_data is None and self._initializer_bytes() > _LARGE_MODEL_THRESHOLD)
         if large and hasattr(destination, "write"):
             raise TypeError("external_data needs destination to be a file path, not a file-like object")
+        if (include_initializers and not keep_initializers_as_inputs and self._model is None
+                and self._converted is not None and not hasattr(destination, "write")):
+            # (written by the C++ core from the converted model, never serialized in memory; the weights
+            # to `<destination>.data` when large)
+            self._converted.write(os.fspath(destination), external_data=bool(large), external_threshold=0)
+            return
         if include_initializers and not keep_initializers_as_inputs and not large and self._model is None:
             # (the exported bytes as they are; a file exported to a path is copied, not read into memory)
             if self._bytes is None:

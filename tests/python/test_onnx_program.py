@@ -103,6 +103,26 @@ def test_save_external_data_and_streams(tmp_path):
         ours.save(io.BytesIO(), external_data=True)
 
 
+def test_serialized_when_first_asked(tmp_path):
+    # export(dynamo=True) without f returns the converted model, serialized when first asked (as torch.onnx
+    # holds its in-memory model): save(path) writes it from C++ without serializing into memory, and every way
+    # gives the bytes an export to a path writes
+    model, x, ours, _ = programs()
+    assert ours._converted is not None and ours._data is None
+    weights = sum(t.numel() * 4 for t in (model.lin.weight, model.lin.bias, model.shift))
+    assert weights <= ours._initializer_bytes() <= weights + 16  # (and the constants': `h * 2`'s 2)
+    saved = tmp_path / "saved.onnx"
+    ours.save(str(saved))
+    assert ours._data is None
+    direct = tmp_path / "direct.onnx"
+    torch2onnx.export(model, (x,), str(direct), dynamo=True, dynamic_shapes=({0: torch.export.Dim("n")},))
+    assert saved.read_bytes() == direct.read_bytes()
+    buffer = io.BytesIO()
+    ours.save(buffer)  # (a file-like object: the bytes, serialized once and kept)
+    assert buffer.getvalue() == direct.read_bytes() and ours._converted is None
+    same(ours(x), torch2onnx.export(model, (x,), dynamo=True)(x))
+
+
 def test_apply_weights():
     model, x, ours, theirs = programs()
     new = {"lin.weight": torch.randn(3, 4), "lin.bias": torch.randn(3)}
