@@ -89,18 +89,9 @@ ir::Value* where_taken(ir::Node* n) {
   return x;
 }
 
-// Element-wise ops whose result has the broadcast shape of their operands.
-bool element_wise(const ir::Node* n) {
-  static const char* const kOps[] = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "And", "Or", "Xor", "Max", "Min",
-                                     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"};
-  for (const char* op : kOps)
-    if (n->op_type() == op) return n->domain().empty() && n->num_outputs() == 1;
-  return false;
-}
-
 // Replaces each filled operand of n that the others alone broadcast over by its one element.
 void unfill_operands(ir::Graph& g, ir::Node* n) {
-  if (!element_wise(n)) return;
+  if (!sizes::broadcasts(n) || n->num_outputs() != 1) return;
   ir::Value* out = n->output(0);
   const int64_t rank = out->type().rank_varies || !out->type().has_shape ? -1 : out->type().rank();
   if (rank < 0) return;
@@ -131,8 +122,9 @@ void unfill_operands(ir::Graph& g, ir::Node* n) {
     }
     if (!covered) continue;
     const ir::Attribute* v = f->attr("value");
-    ir::Tensor one = v && v->t ? ir::Tensor::owned(v->t->dtype(), {}, std::vector<uint8_t>(v->t->data(), v->t->data() + v->t->nbytes()))
-                               : ir::Tensor::scalar(ir::DType::Float, 0.0);
+    ir::Tensor one = ir::Tensor::scalar(ir::DType::Float, 0.0);  // (ConstantOfShape's default)
+    if (v && v->t)
+      one = ir::Tensor::owned(v->t->dtype(), {}, std::vector<uint8_t>(v->t->data(), v->t->data() + v->t->nbytes()));
     if (one.numel() != 1) continue;
     const ir::DType dt = one.dtype();
     g.set_insert_point(n);

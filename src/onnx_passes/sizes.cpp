@@ -49,8 +49,6 @@ std::string to_string(const Size& a) {
   return out;
 }
 
-// max(0, a): its value, a itself when its atoms are all sizes (never negative) and its constant is not,
-// else an atom of its own.
 bool non_negative(const Size& a) {
   if (a.constant < 0) return false;
   for (const std::string& x : a.atoms)
@@ -58,10 +56,21 @@ bool non_negative(const Size& a) {
   return true;
 }
 
+// max(0, a): its value, a itself when its atoms are all sizes (never negative) and its constant is not,
+// else an atom of its own.
 Size max0(const Size& a) {
   if (auto v = a.value()) return constant_size(std::max<int64_t>(0, *v));
   if (non_negative(a)) return a;
   return Size{0, {"max0(" + to_string(a) + ")"}};
+}
+
+bool broadcasts(const ir::Node* n) {
+  static const char* const kOps[] = {"Add",   "Sub",       "Mul",     "Div",  "Pow",           "Where",
+                                     "And",   "Or",        "Xor",     "Max",  "Min",           "Equal",
+                                     "Less",  "Greater",   "LessOrEqual",     "GreaterOrEqual", "Mod"};
+  for (const char* op : kOps)
+    if (n->op_type() == op) return n->domain().empty();
+  return false;
 }
 
 namespace {
@@ -149,15 +158,6 @@ bool keeps_shape(const ir::Node* n) {
   return false;
 }
 
-// Element-wise ops that broadcast their inputs (multidirectionally).
-bool broadcasts(const ir::Node* n) {
-  static const char* const kOps[] = {"Add",   "Sub",       "Mul",     "Div",  "Pow",           "Where",
-                                     "And",   "Or",        "Xor",     "Max",  "Min",           "Equal",
-                                     "Less",  "Greater",   "LessOrEqual",     "GreaterOrEqual", "Mod"};
-  for (const char* op : kOps)
-    if (n->op_type() == op) return n->domain().empty();
-  return false;
-}
 
 // min(a, b) of two sizes: an atom "min(a,b)" (each written by to_string, which starts with its constant).
 Size min_of(const Size& a, const Size& b) { return Size{0, {"min(" + to_string(a) + "," + to_string(b) + ")"}}; }

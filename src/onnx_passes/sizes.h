@@ -31,6 +31,9 @@ std::string to_string(const Size& a);
 Size max0(const Size& a);  // max(0, a)
 // Whether a is never negative: a non-negative constant plus sizes (no negated term).
 bool non_negative(const Size& a);
+// Element-wise ops that broadcast their inputs multidirectionally (their
+// result's dims: the operands' broadcast).
+bool broadcasts(const ir::Node* n);
 
 // The value and axis a Size names when it is exactly one dim nothing more is
 // known of ("v:" atom: that value's own dim), else none.
