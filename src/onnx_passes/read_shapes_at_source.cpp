@@ -2,27 +2,22 @@
 // instead: Shape(Cast(mask)) is Shape(mask), which the graph usually reads
 // already, so common-subexpression elimination merges the two reads and what
 // was computed from them (a mask's length taken once, not once per cast).
-// Only operators whose output has their input's shape whatever the values.
-#include <set>
+// Only operators whose output has their input's shape whatever the values
+// (sizes::keeps_shape: the size analysis looks through the same ones).
 #include <string>
 
 #include "onnx_passes/passes.h"
+#include "onnx_passes/sizes.h"
 
 namespace torch2onnx::onnx_passes {
 namespace {
 
-const std::set<std::string>& same_shape_ops() {
-  static const std::set<std::string> ops = {
-      "Cast",    "Abs",  "Neg",     "Not",      "Relu",  "Sigmoid", "Tanh", "Exp", "Log",  "Sqrt", "Reciprocal",
-      "Floor",   "Ceil", "Round",   "Sign",     "Erf",   "Sin",     "Cos",  "IsNaN", "IsInf", "Softplus",
-      "Softmax", "LogSoftmax", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu", "Selu", "Gelu", "Identity"};
-  return ops;
-}
-
-// The value whose shape v has, looking through the unary ops above.
+// The value whose shape v has, looking through the ops that keep their
+// first input's shape (the size analysis' list: sizes::keeps_shape; output 0
+// only, as LayerNormalization's statistics have the reduced axes 1).
 ir::Value* shape_source(ir::Value* v) {
-  for (ir::Node* p = v->producer(); p && p->domain().empty() && same_shape_ops().count(p->op_type()) &&
-                                    p->num_inputs() >= 1 && p->input(0) && p->input(0)->type().kind == ir::ValueType::Kind::Tensor &&
+  for (ir::Node* p = v->producer(); p && sizes::keeps_shape(p) && v == p->output(0) && p->num_inputs() >= 1 &&
+                                    p->input(0) && p->input(0)->type().kind == ir::ValueType::Kind::Tensor &&
                                     v->type().kind == ir::ValueType::Kind::Tensor;
        p = v->producer())
     v = p->input(0);

@@ -64,6 +64,17 @@ Size max0(const Size& a) {
   return Size{0, {"max0(" + to_string(a) + ")"}};
 }
 
+bool keeps_shape(const ir::Node* n) {
+  static const char* const kOps[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization", "Identity", "Cast",
+                                     "Neg", "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "Log", "Sqrt",
+                                     "Erf", "Abs", "Gelu", "Swish", "Softplus", "Not", "Sin", "Cos", "Reciprocal",
+                                     "Floor", "Ceil", "Round", "Sign", "Clip", "IsNaN", "IsInf", "HardSigmoid",
+                                     "HardSwish", "LeakyRelu", "Elu", "Selu", "Mish", "CastLike"};
+  for (const char* op : kOps)
+    if (n->op_type() == op) return n->domain().empty();
+  return false;
+}
+
 bool broadcasts(const ir::Node* n) {
   static const char* const kOps[] = {"Add",   "Sub",       "Mul",     "Div",  "Pow",           "Where",
                                      "And",   "Or",        "Xor",     "Max",  "Min",           "Equal",
@@ -146,17 +157,6 @@ struct Step {
   bool exhausted() const { return --steps_left < 0; }
 };
 
-// Ops whose output has their first input's shape.
-bool keeps_shape(const ir::Node* n) {
-  static const char* const kOps[] = {"RotaryEmbedding", "RMSNormalization", "LayerNormalization", "Identity", "Cast",
-                                     "Neg", "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Exp", "Log", "Sqrt",
-                                     "Erf", "Abs", "Gelu", "Swish", "Softplus", "Not", "Sin", "Cos", "Reciprocal",
-                                     "Floor", "Ceil", "Round", "Sign", "Clip", "IsNaN", "IsInf", "HardSigmoid",
-                                     "HardSwish", "LeakyRelu", "Elu", "Mish", "CastLike"};
-  for (const char* op : kOps)
-    if (n->op_type() == op) return n->domain().empty();
-  return false;
-}
 
 
 // min(a, b) of two sizes: an atom "min(a,b)" (each written by to_string, which starts with its constant).

@@ -31,6 +31,9 @@ std::string to_string(const Size& a);
 Size max0(const Size& a);  // max(0, a)
 // Whether a is never negative: a non-negative constant plus sizes (no negated term).
 bool non_negative(const Size& a);
+// Ops whose output 0 has their first input's shape (unary element-wise ops,
+// the normalizations, RotaryEmbedding, Softmax).
+bool keeps_shape(const ir::Node* n);
 // Element-wise ops that broadcast their inputs multidirectionally (their
 // result's dims: the operands' broadcast).
 bool broadcasts(const ir::Node* n);
