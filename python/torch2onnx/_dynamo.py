@@ -410,9 +410,9 @@ _IN_MEMORY_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16
 def _convert(ep, path, options, timings, lazy=False):
     """The program exported by the C++ core: its JSON and its tensors handed
     over in memory, or (where that cannot be, _in_memory) saved into an
-    anonymous in-memory file. With `lazy` (no path), the converted model
-    (serialized when the ONNXProgram is first asked for its bytes) where the
-    tensors were handed over in memory, else the bytes."""
+    anonymous in-memory file. With `lazy` (asked with no path and no stream),
+    the converted model (serialized when the ONNXProgram is first asked for
+    its bytes) where the tensors were handed over in memory, else the bytes."""
     from .utils import _C
 
     start = time.perf_counter()
@@ -421,7 +421,7 @@ def _convert(ep, path, options, timings, lazy=False):
         program_json, tensors = handed
         timings.append(("torch.export serialize (the program, without its weights)", time.perf_counter() - start))
         start = time.perf_counter()
-        data = _C().export_program_in_memory(program_json, tensors, path, options, lazy=lazy and path is None)
+        data = _C().export_program_in_memory(program_json, tensors, path, options, lazy=lazy)
         done = "convert, write" if path is not None or isinstance(data, bytes) else "convert; serialized when asked"
         timings.append((f"torch2onnx (C++: {done})", time.perf_counter() - start))
         return data
